@@ -1,0 +1,3 @@
+module github.com/ttlkit/ttlkit
+
+go 1.25
