@@ -1,0 +1,246 @@
+package timingwheel
+
+import (
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// maxDelay caps delays so that deadlines never overflow: about 146 years.
+const maxDelay = time.Duration(1 << 62)
+
+// op names a command sent to the owner goroutine.
+type op uint8
+
+const (
+	opSchedule op = iota + 1 // Scheduler.Schedule
+	opCancel                 // Scheduler.Cancel
+	opSet                    // TimingWheel.SetTimer
+	opMove                   // TimingWheel.MoveTimer
+	opRemove                 // TimingWheel.RemoveTimer
+	opDrain                  // TimingWheel.Drain
+	opLen                    // Len, and a barrier for everything sent before it
+)
+
+// cmd is one request to the owner goroutine. It travels by value through a
+// buffered channel, so sending one allocates nothing.
+type cmd[T any] struct {
+	op    op
+	timer *Timer[T]
+	data  T
+	delay time.Duration
+	res   *result[T]
+}
+
+// result carries the answer of a synchronous command; the owner fills it and
+// closes done.
+type result[T any] struct {
+	done  chan struct{}
+	n     int
+	items []T
+}
+
+// layer is what sits on the driver: it interprets commands and fired timers.
+// Every method runs on the owner goroutine.
+type layer[T any] interface {
+	apply(c *cmd[T])
+	// fire handles a due timer, already unlinked, and returns the tick to
+	// re-arm it at, or 0.
+	fire(t *Timer[T]) int64
+	// flush runs after each slice of advance work.
+	flush()
+}
+
+// driver is the owner goroutine and the channel that reaches it. It reads
+// the clock (or counts ticker ticks), advances the wheel, sleeps until the
+// next visit, and hands commands and fired timers to its layer.
+type driver[T any] struct {
+	w        *wheel[T]
+	cfg      config
+	interval int64 // nanoseconds
+	origin   time.Time
+
+	cmds    chan cmd[T]
+	stop    chan struct{} // closed by Stop
+	done    chan struct{} // closed when the owner goroutine has exited
+	once    sync.Once
+	stopped atomic.Bool
+
+	// Owner goroutine only.
+	nowNs int64 // time of the current iteration, in ns since origin
+	ticks int64 // ticks received in ticker mode
+}
+
+func newDriver[T any](interval time.Duration, numSlots int, cfg config) *driver[T] {
+	return &driver[T]{
+		w:        newWheel[T](numSlots),
+		cfg:      cfg,
+		interval: int64(interval),
+		origin:   time.Now(),
+		cmds:     make(chan cmd[T], cfg.buffer),
+		stop:     make(chan struct{}),
+		done:     make(chan struct{}),
+	}
+}
+
+func validateWheel(interval time.Duration, numSlots int) error {
+	if interval <= 0 {
+		return argError("interval %v, want > 0", interval)
+	}
+	if numSlots <= 0 {
+		return argError("numSlots %d, want > 0", numSlots)
+	}
+	return nil
+}
+
+func validDelay(delay time.Duration) error {
+	if delay <= 0 {
+		return argError("delay %v, want > 0", delay)
+	}
+	return nil
+}
+
+// send queues c for the owner. It waits while the buffer is full and returns
+// ErrClosed once Stop has been called.
+func (d *driver[T]) send(c cmd[T]) error {
+	if d.stopped.Load() {
+		return ErrClosed
+	}
+	select {
+	case d.cmds <- c:
+		return nil
+	default:
+	}
+	select {
+	case d.cmds <- c:
+		return nil
+	case <-d.done:
+		return ErrClosed
+	}
+}
+
+// call sends c and waits until the owner has applied it.
+func (d *driver[T]) call(c cmd[T]) (*result[T], error) {
+	c.res = &result[T]{done: make(chan struct{})}
+	if err := d.send(c); err != nil {
+		return nil, err
+	}
+	select {
+	case <-c.res.done:
+		return c.res, nil
+	case <-d.done:
+		select {
+		case <-c.res.done:
+			return c.res, nil
+		default:
+			return nil, ErrClosed
+		}
+	}
+}
+
+// shutdown stops the owner goroutine and waits for it to exit. Idempotent.
+func (d *driver[T]) shutdown() {
+	d.once.Do(func() {
+		d.stopped.Store(true)
+		close(d.stop)
+	})
+	<-d.done
+}
+
+// after converts a delay, measured from the current iteration's time, into
+// the first tick at or after the deadline: never early.
+func (d *driver[T]) after(delay time.Duration) int64 {
+	delay = min(delay, maxDelay)
+	ns := d.nowNs + int64(delay)
+	return (ns + d.interval - 1) / d.interval
+}
+
+// now returns the current iteration's time.
+func (d *driver[T]) now() time.Time { return d.origin.Add(time.Duration(d.nowNs)) }
+
+func (d *driver[T]) readClock() {
+	if d.cfg.ticks != nil {
+		d.nowNs = d.ticks * d.interval
+		return
+	}
+	if ns := int64(time.Since(d.origin)); ns > d.nowNs {
+		d.nowNs = ns
+	}
+}
+
+// run is the owner goroutine.
+func (d *driver[T]) run(l layer[T]) {
+	defer close(d.done)
+	var (
+		sleep *time.Timer
+		wake  <-chan time.Time
+		armed = int64(never) // tick sleep is set for
+		batch = make([]cmd[T], 0, 64)
+		busy  bool // advance has more work for ticks already passed
+		ticks = d.cfg.ticks
+	)
+	if ticks == nil {
+		sleep = time.NewTimer(time.Hour)
+		sleep.Stop()
+		wake = sleep.C
+	}
+	for {
+		if busy {
+			// Serve whatever is queued, then go on with the backlog.
+			select {
+			case <-d.stop:
+				return
+			case c := <-d.cmds:
+				batch = append(batch, c)
+			default:
+			}
+		} else {
+			if sleep != nil {
+				if next := d.w.nextVisit(); next < armed {
+					armed = next
+					sleep.Reset(time.Duration(next*d.interval - d.nowNs))
+				}
+			}
+			select {
+			case <-d.stop:
+				return
+			case c := <-d.cmds:
+				batch = append(batch, c)
+			case <-wake:
+				armed = never
+			case _, ok := <-ticks:
+				if !ok {
+					ticks = nil // a closed ticker freezes the wheel
+					break
+				}
+				d.ticks++
+			}
+		}
+		// Take what else is queued. Every command in the batch was sent
+		// before the clock is read below, so deadlines measured from that
+		// reading are never early.
+	more:
+		for len(batch) < cap(batch) {
+			select {
+			case c := <-d.cmds:
+				batch = append(batch, c)
+			default:
+				break more
+			}
+		}
+		d.readClock()
+		for i := range batch {
+			l.apply(&batch[i])
+			batch[i] = cmd[T]{} // release key and value
+		}
+		batch = batch[:0]
+		busy = d.w.advance(d.nowNs/d.interval, d.cfg.budget, l.fire)
+		l.flush()
+	}
+}
+
+// recovered builds the Panic report for a recovered value.
+func recovered(key, r any) Panic {
+	return Panic{Key: key, Recovered: r, Stack: debug.Stack()}
+}

@@ -1,0 +1,53 @@
+package timingwheel
+
+import "sync"
+
+// executor runs callbacks for fired timers on up to limit worker goroutines.
+// The owner goroutine only appends to the queue, so a slow callback never
+// stalls the wheel; workers start when work arrives and exit when the queue
+// is empty.
+type executor[E any] struct {
+	mu      sync.Mutex
+	queue   []E // guarded by mu; queue[head:] is pending
+	head    int // guarded by mu
+	running int // guarded by mu: workers alive
+	limit   int
+	run     func(E) // runs one callback, recovering panics
+}
+
+// submit queues batch and starts workers up to the limit. The caller keeps
+// batch.
+func (e *executor[E]) submit(batch []E) {
+	e.mu.Lock()
+	e.queue = append(e.queue, batch...)
+	start := min(e.limit-e.running, len(e.queue)-e.head)
+	e.running += start
+	e.mu.Unlock()
+	for range start {
+		go e.work()
+	}
+}
+
+func (e *executor[E]) work() {
+	var zero E
+	for {
+		e.mu.Lock()
+		if e.head == len(e.queue) {
+			e.running--
+			// Keep a modest buffer; give back what a burst grew.
+			if cap(e.queue) > 4096 {
+				e.queue = nil
+			} else {
+				e.queue = e.queue[:0]
+			}
+			e.head = 0
+			e.mu.Unlock()
+			return
+		}
+		item := e.queue[e.head]
+		e.queue[e.head] = zero // release the key and value once run
+		e.head++
+		e.mu.Unlock()
+		e.run(item)
+	}
+}

@@ -1,0 +1,112 @@
+package timingwheel
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"time"
+)
+
+var (
+	// ErrClosed is returned by every method called after Stop.
+	ErrClosed = errors.New("timingwheel: closed")
+	// ErrArgument is wrapped by the errors returned for invalid arguments:
+	// a non-positive interval, slot count or delay, a nil callback, or a key
+	// that cannot be used as a map key. Test with errors.Is.
+	ErrArgument = errors.New("timingwheel: invalid argument")
+)
+
+func argError(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrArgument}, args...)...)
+}
+
+// Panic describes a callback that panicked. The wheel recovers the panic,
+// keeps every other timer and goes on with the next one; the panic handler
+// (see [WithPanicHandler]) receives this report.
+type Panic struct {
+	// Key is the key of the timer whose callback panicked, for the keyed
+	// TimingWheel; the Timer's Value for a Scheduler.
+	Key any
+	// Recovered is the value passed to panic.
+	Recovered any
+	// Stack is the stack of the panicking goroutine.
+	Stack []byte
+}
+
+// Option configures New and NewScheduler.
+type Option func(*config)
+
+type config struct {
+	concurrency int
+	inline      bool
+	buffer      int
+	budget      int
+	ticks       <-chan time.Time
+	onPanic     func(Panic)
+}
+
+func defaultConfig() config {
+	return config{
+		concurrency: runtime.GOMAXPROCS(0),
+		buffer:      1024,
+		budget:      2048,
+		onPanic:     logPanic,
+	}
+}
+
+func (c *config) validate() error {
+	switch {
+	case c.concurrency <= 0:
+		return argError("concurrency %d, want > 0", c.concurrency)
+	case c.buffer < 0:
+		return argError("buffer %d, want >= 0", c.buffer)
+	case c.budget <= 0:
+		return argError("batch %d, want > 0", c.budget)
+	case c.onPanic == nil:
+		return argError("nil panic handler")
+	}
+	return nil
+}
+
+func logPanic(p Panic) {
+	slog.Error("timingwheel: callback panicked", "key", p.Key, "panic", p.Recovered, "stack", string(p.Stack))
+}
+
+// WithConcurrency sets how many callbacks of the keyed TimingWheel may run
+// at once on worker goroutines. The default is runtime.GOMAXPROCS(0) at
+// construction; 1 runs callbacks one at a time in firing order. Workers are
+// started when timers fire and exit when none are queued, so an idle wheel
+// holds no worker goroutine. n must be positive. Ignored by Scheduler, whose
+// callback always runs on the owner goroutine.
+func WithConcurrency(n int) Option { return func(c *config) { c.concurrency = n } }
+
+// WithInline makes the keyed TimingWheel run execute on its owner goroutine,
+// which saves a hand-off per fired timer. Use it only for callbacks that are
+// quick and never block: while one runs, no timer is set, moved or fired,
+// and a callback that calls the same wheel's methods can deadlock once the
+// command buffer is full.
+func WithInline() Option { return func(c *config) { c.inline = true } }
+
+// WithBuffer sets how many commands (SetTimer, MoveTimer, RemoveTimer, ...)
+// may be queued for the owner goroutine before callers wait. The default is
+// 1024; 0 makes every call a rendezvous with the owner.
+func WithBuffer(n int) Option { return func(c *config) { c.buffer = n } }
+
+// WithBatch sets how many timers the owner examines before it serves queued
+// commands again, which bounds how long a mass expiry can keep callers
+// waiting. The default is 2048. n must be positive.
+func WithBatch(n int) Option { return func(c *config) { c.budget = n } }
+
+// WithTicker makes the wheel advance by exactly one interval per value
+// received from ticks instead of reading the clock: a timer set with delay d
+// fires on the ceil(d/interval)-th tick received after it was set. The wheel
+// never sleeps on its own in this mode. Meant for tests and for callers that
+// already own a ticker; the values received are ignored.
+func WithTicker(ticks <-chan time.Time) Option { return func(c *config) { c.ticks = ticks } }
+
+// WithPanicHandler sets the function that receives panics recovered from
+// callbacks. The default logs them with log/slog at error level, with the
+// stack. The handler runs on the goroutine that ran the callback and must
+// not panic itself.
+func WithPanicHandler(f func(Panic)) Option { return func(c *config) { c.onPanic = f } }

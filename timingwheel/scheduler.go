@@ -1,0 +1,117 @@
+package timingwheel
+
+import "time"
+
+// Scheduler is the handle-level layer under [TimingWheel]: it schedules
+// Timers that the caller owns, typically embedded in the caller's own
+// entries, so no second index by key is needed and scheduling allocates
+// nothing. The cache and idletimeout packages are built on it.
+//
+// All methods are safe for concurrent use. Schedule and Cancel queue a
+// command for the owner goroutine and return without waiting; commands from
+// one goroutine take effect in order.
+type Scheduler[T any] struct {
+	d      *driver[T]
+	onFire func(t *Timer[T], now time.Time) time.Duration
+}
+
+// NewScheduler returns a started Scheduler that advances every interval over
+// numSlots slots and calls fire for each Timer that falls due.
+//
+// fire runs on the owner goroutine, one call at a time, with the Timer
+// already unscheduled and now the time the wheel is processing (never
+// before the Timer's deadline). It must be quick and must not block on
+// anything that may wait for the Scheduler, and must not call Stop. If it
+// returns d > 0 the Timer is re-armed to fire d after now, without a trip
+// through the channel: the way to recheck a deadline that was pushed later
+// while the Timer waited. It may also Schedule the Timer itself. A panic in
+// fire is recovered and reported to the panic handler, and the Timer stays
+// unscheduled.
+//
+// Accuracy, errors and options are as for [New]; WithConcurrency and
+// WithInline do not apply.
+func NewScheduler[T any](interval time.Duration, numSlots int, fire func(t *Timer[T], now time.Time) time.Duration, opts ...Option) (*Scheduler[T], error) {
+	if err := validateWheel(interval, numSlots); err != nil {
+		return nil, err
+	}
+	if fire == nil {
+		return nil, argError("nil fire")
+	}
+	cfg := defaultConfig()
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	s := &Scheduler[T]{d: newDriver[T](interval, numSlots, cfg), onFire: fire}
+	go s.d.run(s)
+	return s, nil
+}
+
+// Schedule arms t to fire after delay, whether or not it is already
+// scheduled: an earlier deadline relinks it, a later one only rewrites its
+// deadline. It returns an error wrapping ErrArgument for a nil t or
+// delay <= 0, and ErrClosed after Stop. O(1), no allocation.
+func (s *Scheduler[T]) Schedule(t *Timer[T], delay time.Duration) error {
+	if err := validDelay(delay); err != nil {
+		return err
+	}
+	if t == nil {
+		return argError("nil timer")
+	}
+	return s.d.send(cmd[T]{op: opSchedule, timer: t, delay: delay})
+}
+
+// Cancel unschedules t if it is scheduled; a Timer that already fired, or
+// was never scheduled, is left alone. It returns ErrArgument for a nil t and
+// ErrClosed after Stop. O(1), no allocation.
+func (s *Scheduler[T]) Cancel(t *Timer[T]) error {
+	if t == nil {
+		return argError("nil timer")
+	}
+	return s.d.send(cmd[T]{op: opCancel, timer: t})
+}
+
+// Len returns the number of scheduled Timers, counting every command queued
+// before the call. It returns 0 after Stop.
+func (s *Scheduler[T]) Len() int {
+	res, err := s.d.call(cmd[T]{op: opLen})
+	if err != nil {
+		return 0
+	}
+	return res.n
+}
+
+// Stop stops the Scheduler and returns once its owner goroutine has exited.
+// Scheduled Timers never fire; later calls of other methods return
+// ErrClosed, and calling Stop again does nothing. It must not be called from
+// fire.
+func (s *Scheduler[T]) Stop() { s.d.shutdown() }
+
+func (s *Scheduler[T]) apply(c *cmd[T]) {
+	switch c.op {
+	case opSchedule:
+		s.d.w.schedule(c.timer, s.d.after(c.delay))
+	case opCancel:
+		s.d.w.cancel(c.timer)
+	case opLen:
+		c.res.n = s.d.w.count
+		close(c.res.done)
+	}
+}
+
+func (s *Scheduler[T]) fire(t *Timer[T]) (rearm int64) {
+	defer func() {
+		if r := recover(); r != nil {
+			rearm = 0
+			s.d.cfg.onPanic(recovered(t.Value, r))
+		}
+	}()
+	if d := s.onFire(t, s.d.now()); d > 0 {
+		return s.d.after(d)
+	}
+	return 0
+}
+
+func (s *Scheduler[T]) flush() {}
