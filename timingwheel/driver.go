@@ -179,6 +179,7 @@ func (d *driver[T]) run(l layer[T]) {
 		batch = make([]cmd[T], 0, 64)
 		busy  bool // advance has more work for ticks already passed
 		ticks = d.cfg.ticks
+		tick  bool // a ticker tick arrived this iteration
 	)
 	if ticks == nil {
 		sleep = time.NewTimer(time.Hour)
@@ -214,7 +215,7 @@ func (d *driver[T]) run(l layer[T]) {
 					ticks = nil // a closed ticker freezes the wheel
 					break
 				}
-				d.ticks++
+				tick = true
 			}
 		}
 		// Take what else is queued. Every command in the batch was sent
@@ -235,6 +236,12 @@ func (d *driver[T]) run(l layer[T]) {
 			batch[i] = cmd[T]{} // release key and value
 		}
 		batch = batch[:0]
+		if tick {
+			// Commands queued before the tick count from before it.
+			tick = false
+			d.ticks++
+			d.readClock()
+		}
 		busy = d.w.advance(d.nowNs/d.interval, d.cfg.budget, l.fire)
 		l.flush()
 	}
