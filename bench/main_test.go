@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"runtime"
@@ -18,6 +19,7 @@ var initialProcs = runtime.GOMAXPROCS(0)
 const benchProcs = 2
 
 func TestMain(m *testing.M) {
+	flag.Parse()
 	runtime.GOMAXPROCS(benchProcs)
 	if testing.Verbose() && initialProcs != benchProcs {
 		fmt.Fprintf(os.Stderr, "bench: GOMAXPROCS was %d after init, set to %d\n", initialProcs, benchProcs)
