@@ -1,0 +1,355 @@
+package cache
+
+import (
+	"hash/maphash"
+	"log/slog"
+	"math/bits"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/ttlkit/ttlkit/timingwheel"
+)
+
+// Cache is a concurrent LRU cache whose entries expire after a TTL. Create
+// one with New; all methods are safe for concurrent use. See the package
+// documentation for the model and guarantees.
+//
+// A Cache holds two goroutines at most (the expiry engine and, with
+// OnEvict, the delivery of Expired events). Close stops them; a Cache that
+// becomes unreachable without Close is closed by a cleanup after a garbage
+// collection, unless OnEvict keeps it reachable.
+type Cache[K comparable, V any] struct {
+	c *cache[K, V]
+}
+
+// cache is the state behind a Cache. The wheel goroutine and the delivery
+// goroutine reference it, never the Cache, so that the Cache can become
+// unreachable and its cleanup stop them.
+type cache[K comparable, V any] struct {
+	shards []shard[K, V]
+	mask   uint64
+	seed   maphash.Seed
+
+	ttl    time.Duration
+	jitter float64
+	name   string
+	res    time.Duration // wheel interval
+
+	origin  time.Time // deadlines are nanoseconds since origin
+	sched   *timingwheel.Scheduler[*node[K, V]]
+	notify  *notifier[K, V] // nil without OnEvict
+	onEvict func(Event[K, V])
+
+	closeOnce sync.Once
+	closed    chan struct{}
+}
+
+// New returns a cache configured by opts, with its expiry engine running.
+// It returns an error wrapping ErrOptions if opts is invalid: TTL <= 0,
+// Limit < 0, Jitter outside [0, 1), or Resolution below 1ms.
+func New[K comparable, V any](opts Options[K, V]) (*Cache[K, V], error) {
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	n := shardCount(runtime.GOMAXPROCS(0), opts.Limit)
+	c := &cache[K, V]{
+		shards:  make([]shard[K, V], n),
+		mask:    uint64(n - 1),
+		seed:    maphash.MakeSeed(),
+		ttl:     opts.TTL,
+		jitter:  opts.Jitter,
+		name:    opts.Name,
+		res:     opts.Resolution,
+		onEvict: opts.OnEvict,
+		closed:  make(chan struct{}),
+	}
+	for i := range c.shards {
+		// Split Limit exactly: the first Limit%n shards take one more.
+		limit := 0
+		if opts.Limit > 0 {
+			limit = opts.Limit / n
+			if i < opts.Limit%n {
+				limit++
+			}
+		}
+		c.shards[i].init(limit)
+	}
+	c.origin = time.Now()
+	sched, err := timingwheel.NewScheduler(opts.Resolution, wheelSlots(opts.TTL, opts.Resolution), c.fire,
+		timingwheel.WithPanicHandler(c.reportPanic))
+	if err != nil {
+		return nil, err // not reachable with validated options
+	}
+	c.sched = sched
+	if opts.OnEvict != nil {
+		c.notify = newNotifier(opts.OnEvict)
+	}
+	w := &Cache[K, V]{c: c}
+	runtime.AddCleanup(w, func(c *cache[K, V]) { c.close() }, c)
+	return w, nil
+}
+
+// shardCount returns the number of shards: a power of two, about eight per
+// processor, fewer when Limit is small, so that each shard of a bounded
+// cache holds at least 64 entries (and a Limit under 128 gets one shard and
+// exact CLOCK order).
+func shardCount(procs, limit int) int {
+	n := 1 << bits.Len(uint(max(procs*8, 16)-1))
+	n = min(n, 1024)
+	for limit > 0 && n > 1 && limit/n < 64 {
+		n >>= 1
+	}
+	return n
+}
+
+// wheelSlots covers one TTL with slots of one resolution, as a power of two
+// in [16, 4096]; longer per-call TTLs wait extra rotations.
+func wheelSlots(ttl, res time.Duration) int {
+	want := min(int64(ttl/res)+1, 4096)
+	return max(1<<bits.Len64(uint64(want-1)), 16)
+}
+
+func (c *cache[K, V]) shardOf(key K) *shard[K, V] {
+	return &c.shards[maphash.Comparable(c.seed, key)&c.mask]
+}
+
+// now returns the time since origin in nanoseconds, from the monotonic
+// clock (one vDSO read; the fake clock inside a synctest bubble).
+func (c *cache[K, V]) now() int64 { return int64(time.Since(c.origin)) }
+
+// lifetime applies jitter and the cap to a positive ttl.
+func (c *cache[K, V]) lifetime(ttl time.Duration) int64 {
+	if c.jitter > 0 {
+		f := 1 + c.jitter*(2*rand.Float64()-1)
+		ttl = time.Duration(float64(ttl) * f)
+	}
+	return int64(min(max(ttl, 1), maxTTL))
+}
+
+// Get returns the value stored for key and true, or the zero V and false if
+// there is none or its deadline has passed: an expired entry is never
+// returned, even before the expiry engine has reclaimed it. The deadline is
+// compared with the monotonic clock, read once per hit.
+//
+// Get marks the entry as recently used (for eviction under Limit) with one
+// atomic write the first time after each write or second chance. It takes
+// the key's shard lock shared, never waits for the expiry engine and never
+// allocates. After Close it returns false.
+func (c *Cache[K, V]) Get(key K) (V, bool) {
+	return c.c.get(key)
+}
+
+func (c *cache[K, V]) get(key K) (V, bool) {
+	s := c.shardOf(key)
+	s.mu.RLock()
+	if n := s.m[key]; n != nil {
+		st := n.stamp.Load()
+		if st>>1 > c.now() {
+			if st&1 == 0 {
+				n.stamp.Or(1)
+			}
+			v := n.value
+			s.mu.RUnlock()
+			s.hits.Add(1)
+			return v, true
+		}
+	}
+	s.mu.RUnlock()
+	s.misses.Add(1)
+	var zero V
+	return zero, false
+}
+
+// Set stores value for key with the default TTL (see Options.TTL and
+// Options.Jitter), replacing any previous value (reported to OnEvict as
+// Replaced, or Expired if its deadline had passed). Inserting a new key
+// into a full cache evicts one entry first.
+//
+// A new key, or a deadline earlier than the one it replaces, queues one
+// command for the expiry engine after the shard lock is released; a later
+// deadline for an existing key is only recorded in the entry. After Close,
+// Set does nothing.
+func (c *Cache[K, V]) Set(key K, value V) {
+	c.c.set(key, value, c.c.ttl)
+}
+
+// SetWithExpire is Set with its own ttl instead of Options.TTL (Jitter
+// still applies). A ttl <= 0 stores nothing and removes any entry for key,
+// as Delete does: the value is expired on arrival, never kept forever.
+func (c *Cache[K, V]) SetWithExpire(key K, value V, ttl time.Duration) {
+	if ttl <= 0 {
+		c.c.delete(key)
+		return
+	}
+	c.c.set(key, value, ttl)
+}
+
+func (c *cache[K, V]) set(key K, value V, ttl time.Duration) {
+	s := c.shardOf(key)
+	var p pending[K, V]
+	now := c.now()
+	deadline := now + c.lifetime(ttl)
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.setLocked(key, value, now, deadline, &p)
+	s.mu.Unlock()
+	c.finish(&p)
+}
+
+// finish does what a locked mutation left for after the unlock: wheel
+// commands (which may wait for buffer space, so never under a lock) and the
+// OnEvict call.
+func (c *cache[K, V]) finish(p *pending[K, V]) {
+	if p.arm != nil {
+		// An error means the cache was closed meanwhile: nothing to arm.
+		_ = c.sched.Schedule(&p.arm.timer, time.Duration(p.armDelay))
+	}
+	if p.cancel != nil {
+		_ = c.sched.Cancel(&p.cancel.timer)
+	}
+	if p.event.Reason != 0 && c.onEvict != nil {
+		c.onEvict(p.event)
+	}
+}
+
+// Delete removes the entry for key, if any, reporting it to OnEvict as
+// Deleted (or Expired if its deadline had passed). A load of key in flight
+// (see Take) still returns its result to its callers but does not store it.
+// After Close, Delete does nothing.
+func (c *Cache[K, V]) Delete(key K) {
+	c.c.delete(key)
+}
+
+func (c *cache[K, V]) delete(key K) {
+	s := c.shardOf(key)
+	var p pending[K, V]
+	now := c.now()
+	s.mu.Lock()
+	ok := s.deleteLocked(key, now, &p)
+	s.mu.Unlock()
+	if ok {
+		c.finish(&p)
+	}
+}
+
+// fire is the expiry callback, run by the wheel's owner goroutine for a
+// node whose timer fell due. It is authoritative: under the shard lock it
+// removes the node only if it is still in the cache and its deadline (which
+// writers may have pushed later) has passed; otherwise it returns the time
+// left, which re-arms the timer without a trip through the channel.
+func (c *cache[K, V]) fire(t *timingwheel.Timer[*node[K, V]], now time.Time) time.Duration {
+	n := t.Value
+	at := int64(now.Sub(c.origin))
+	s := c.shardOf(n.key)
+	s.mu.Lock()
+	if !n.live() {
+		s.mu.Unlock()
+		return 0
+	}
+	if d := n.deadline(); d > at {
+		s.mu.Unlock()
+		return time.Duration(d - at)
+	}
+	v := s.removeLocked(n, Expired)
+	s.mu.Unlock()
+	if c.notify != nil {
+		c.notify.push(Event[K, V]{Key: n.key, Value: v, Reason: Expired})
+	}
+	return 0
+}
+
+func (c *cache[K, V]) reportPanic(p timingwheel.Panic) {
+	// fire calls no user code, so this is a bug in this package or in the
+	// wheel; the wheel has already recovered and kept every other timer.
+	slog.Error("cache: expiry callback panicked", "cache", c.name, "panic", p.Recovered, "stack", string(p.Stack))
+}
+
+// Len returns the number of entries held. It may count entries whose
+// deadline has passed but which the expiry engine has not reclaimed yet
+// (at most one Resolution late, plus backlog); Get never returns those.
+// O(shards). After Close it returns 0.
+func (c *Cache[K, V]) Len() int {
+	total := 0
+	for i := range c.c.shards {
+		s := &c.c.shards[i]
+		s.mu.RLock()
+		total += len(s.m)
+		s.mu.RUnlock()
+	}
+	return total
+}
+
+// Stats returns the counters summed over the shards. Each shard is read
+// consistently; the sum is not a single snapshot while writes go on.
+// O(shards).
+func (c *Cache[K, V]) Stats() Stats {
+	var st Stats
+	for i := range c.c.shards {
+		s := &c.c.shards[i]
+		st.Hits += s.hits.Load()
+		st.Misses += s.misses.Load()
+		s.mu.RLock()
+		st.Loads += s.loads
+		st.LoadErrors += s.loadErrors
+		st.Expired += s.expired
+		st.Evicted += s.evicted
+		st.Deleted += s.deleted
+		st.Replaced += s.replaced
+		s.mu.RUnlock()
+	}
+	return st
+}
+
+// String returns "cache" or "cache NAME".
+func (c *Cache[K, V]) String() string {
+	if c.c.name == "" {
+		return "cache"
+	}
+	return "cache " + c.c.name
+}
+
+// Close stops the expiry engine and drops every entry without reporting
+// them to OnEvict; Expired events already queued are delivered before
+// Close returns. It waits for the cache's goroutines to exit, so it must
+// not be called from OnEvict. Close returns nil the first time and
+// ErrClosed afterwards.
+//
+// After Close, Get misses, Set, SetWithExpire and Delete do nothing, Len
+// returns 0, All yields nothing, Take and its variants return ErrClosed
+// (loads already running finish and hand their result to their callers
+// without storing it), and Stats keeps returning the final counters.
+func (c *Cache[K, V]) Close() error {
+	if !c.c.close() {
+		return ErrClosed
+	}
+	return nil
+}
+
+// close shuts everything down once and reports whether this call did it.
+func (c *cache[K, V]) close() bool {
+	first := false
+	c.closeOnce.Do(func() {
+		first = true
+		close(c.closed)
+		c.sched.Stop()
+		for i := range c.shards {
+			s := &c.shards[i]
+			s.mu.Lock()
+			s.closed = true
+			// Drop every node; break the LRU ring so nothing is pinned
+			// through the sentinel.
+			s.m = nil
+			s.lru.next, s.lru.prev = &s.lru, &s.lru
+			s.mu.Unlock()
+		}
+		if c.notify != nil {
+			c.notify.stop()
+		}
+	})
+	return first
+}

@@ -1,0 +1,618 @@
+package cache
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// newCache returns a cache that the test closes when it ends.
+func newCache[K comparable, V any](t testing.TB, opts Options[K, V]) *Cache[K, V] {
+	t.Helper()
+	c, err := New(opts)
+	if err != nil {
+		t.Fatalf("New(%+v): %v", opts, err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// recorder collects OnEvict events.
+type recorder[K comparable, V any] struct {
+	mu     sync.Mutex
+	events []Event[K, V]
+}
+
+func (r *recorder[K, V]) on(e Event[K, V]) {
+	r.mu.Lock()
+	r.events = append(r.events, e)
+	r.mu.Unlock()
+}
+
+func (r *recorder[K, V]) take() []Event[K, V] {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ev := r.events
+	r.events = nil
+	return ev
+}
+
+func wantGet[K comparable, V comparable](t *testing.T, c *Cache[K, V], key K, want V, wantOK bool) {
+	t.Helper()
+	got, ok := c.Get(key)
+	if ok != wantOK || got != want {
+		t.Errorf("Get(%v) = %v, %v; want %v, %v", key, got, ok, want, wantOK)
+	}
+}
+
+func TestNewRejectsBadOptions(t *testing.T) {
+	tests := []struct {
+		name string
+		opts Options[string, int]
+	}{
+		{"zero TTL", Options[string, int]{}},
+		{"negative TTL", Options[string, int]{TTL: -time.Second}},
+		{"negative Limit", Options[string, int]{TTL: time.Second, Limit: -1}},
+		{"negative Jitter", Options[string, int]{TTL: time.Second, Jitter: -0.1}},
+		{"Jitter one", Options[string, int]{TTL: time.Second, Jitter: 1}},
+		{"Jitter NaN", Options[string, int]{TTL: time.Second, Jitter: math.NaN()}},
+		{"negative Resolution", Options[string, int]{TTL: time.Second, Resolution: -time.Millisecond}},
+		{"sub-millisecond Resolution", Options[string, int]{TTL: time.Second, Resolution: time.Microsecond}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := New(tt.opts)
+			if !errors.Is(err, ErrOptions) {
+				t.Errorf("New: got %v, %v; want error wrapping ErrOptions", c, err)
+			}
+		})
+	}
+}
+
+func TestNewDefaults(t *testing.T) {
+	tests := []struct {
+		name    string
+		ttl     time.Duration
+		res     time.Duration
+		wantRes time.Duration
+	}{
+		{"short TTL clamps to 10ms", 200 * time.Millisecond, 0, 10 * time.Millisecond},
+		{"TTL/100", 5 * time.Second, 0, 50 * time.Millisecond},
+		{"long TTL clamps to 1s", time.Hour, 0, time.Second},
+		{"explicit", time.Hour, 3 * time.Millisecond, 3 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newCache(t, Options[int, int]{TTL: tt.ttl, Resolution: tt.res})
+			if c.c.res != tt.wantRes {
+				t.Errorf("resolution = %v, want %v", c.c.res, tt.wantRes)
+			}
+		})
+	}
+}
+
+func TestShardCountAndLimitSplit(t *testing.T) {
+	tests := []struct {
+		name         string
+		procs, limit int
+		want         int
+	}{
+		{"unbounded, 2 procs", 2, 0, 16},
+		{"unbounded, 8 procs", 8, 0, 64},
+		{"unbounded, 1000 procs caps", 1000, 0, 1024},
+		{"tiny limit gets one shard", 2, 10, 1},
+		{"limit 127 gets one shard", 2, 127, 1},
+		{"limit 128 gets two", 2, 128, 2},
+		{"limit 100k", 2, 100_000, 16},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := shardCount(tt.procs, tt.limit); got != tt.want {
+				t.Errorf("shardCount(%d, %d) = %d, want %d", tt.procs, tt.limit, got, tt.want)
+			}
+		})
+	}
+	for _, limit := range []int{1, 7, 128, 1000, 100_003} {
+		c := newCache(t, Options[int, int]{TTL: time.Hour, Limit: limit})
+		checkInvariants(t, c, limit, false)
+	}
+}
+
+func TestGetNeverReturnsExpired(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// A coarse wheel, so the expired entry is still held when read.
+		// Deadline 1.5s; the wheel reclaims at 2s.
+		c := newCache(t, Options[string, int]{TTL: 1500 * time.Millisecond, Resolution: time.Second})
+		c.Set("k", 1)
+		time.Sleep(1500*time.Millisecond - time.Nanosecond)
+		wantGet(t, c, "k", 1, true)
+		time.Sleep(time.Nanosecond)
+		wantGet(t, c, "k", 0, false)
+		if got := c.Len(); got != 1 {
+			t.Errorf("Len() = %d at the deadline, want 1 (not yet reclaimed)", got)
+		}
+		if _, err := c.Take("k", func() (int, error) { return 2, nil }); err != nil {
+			t.Fatalf("Take: %v", err)
+		}
+		wantGet(t, c, "k", 2, true)
+	})
+}
+
+func TestNeverRemovedBeforeDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := newCache(t, Options[int, int]{TTL: time.Second, Resolution: 7 * time.Millisecond})
+		start := time.Now()
+		deadline := map[int]time.Time{}
+		for k := range 200 {
+			ttl := time.Duration(k+1) * 3 * time.Millisecond
+			c.SetWithExpire(k, k, ttl)
+			deadline[k] = start.Add(ttl)
+		}
+		for step := 0; step < 700; step++ {
+			time.Sleep(time.Millisecond)
+			synctest.Wait()
+			now := time.Now()
+			for k, d := range deadline {
+				_, ok := c.Get(k)
+				if now.Before(d) != ok {
+					t.Fatalf("at %v: Get(%d) ok = %v, deadline %v", now.Sub(start), k, ok, d.Sub(start))
+				}
+			}
+			checkInvariants(t, c, 0, true)
+		}
+		if got := c.Len(); got != 0 {
+			t.Errorf("Len() = %d after every deadline, want 0", got)
+		}
+	})
+}
+
+func TestExpiredReclaimedWithinOneInterval(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &recorder[string, int]{}
+		res := 50 * time.Millisecond
+		c := newCache(t, Options[string, int]{TTL: time.Second, Resolution: res, OnEvict: rec.on})
+		c.Set("a", 1) // deadline 1s: reclaimed at tick 20 (1s)
+		time.Sleep(60 * time.Millisecond)
+		c.Set("b", 2) // deadline 1.06s: reclaimed at tick 22 (1.1s)
+		time.Sleep(time.Second - 60*time.Millisecond + res - time.Nanosecond)
+		synctest.Wait()
+		if got := c.Len(); got != 1 {
+			t.Errorf("Len() = %d one interval after a's deadline, want 1", got)
+		}
+		time.Sleep(60*time.Millisecond + time.Nanosecond)
+		synctest.Wait()
+		if got := c.Len(); got != 0 {
+			t.Errorf("Len() = %d one interval after b's deadline, want 0", got)
+		}
+		ev := rec.take()
+		want := []Event[string, int]{{"a", 1, Expired}, {"b", 2, Expired}}
+		if fmt.Sprint(ev) != fmt.Sprint(want) {
+			t.Errorf("events = %v, want %v", ev, want)
+		}
+		if st := c.Stats(); st.Expired != 2 {
+			t.Errorf("Stats().Expired = %d, want 2", st.Expired)
+		}
+	})
+}
+
+func TestLaterDeadlineOnlyRecorded(t *testing.T) {
+	// Unit level: a later deadline for an existing key arms nothing.
+	var s shard[string, int]
+	s.init(0)
+	var p pending[string, int]
+	s.setLocked("k", 1, 0, 100, &p)
+	if p.arm == nil || p.armDelay != 100 {
+		t.Fatalf("new key: arm = %v, delay %d; want the node, 100", p.arm, p.armDelay)
+	}
+	p = pending[string, int]{}
+	s.setLocked("k", 2, 10, 200, &p)
+	if p.arm != nil || p.cancel != nil {
+		t.Errorf("later deadline: arm = %v, cancel = %v; want neither", p.arm, p.cancel)
+	}
+	if p.event != (Event[string, int]{"k", 1, Replaced}) {
+		t.Errorf("later deadline: event %v, want {k 1 Replaced}", p.event)
+	}
+	p = pending[string, int]{}
+	s.setLocked("k", 3, 20, 50, &p)
+	if p.arm == nil || p.armDelay != 30 {
+		t.Errorf("earlier deadline: arm = %v, delay %d; want the node, 30", p.arm, p.armDelay)
+	}
+
+	// Behaviour: the entry lives to its later deadline, and no longer.
+	synctest.Test(t, func(t *testing.T) {
+		res := 10 * time.Millisecond
+		c := newCache(t, Options[string, int]{TTL: time.Second, Resolution: res})
+		c.Set("k", 1)
+		time.Sleep(500 * time.Millisecond)
+		c.Set("k", 2) // deadline 1.5s
+		time.Sleep(700 * time.Millisecond)
+		synctest.Wait()
+		wantGet(t, c, "k", 2, true)
+		if got := c.Len(); got != 1 {
+			t.Errorf("Len() = %d at 1.2s, want 1", got)
+		}
+		time.Sleep(300 * time.Millisecond)
+		wantGet(t, c, "k", 0, false)
+		time.Sleep(res)
+		synctest.Wait()
+		if got := c.Len(); got != 0 {
+			t.Errorf("Len() = %d one interval after 1.5s, want 0", got)
+		}
+		checkInvariants(t, c, 0, true)
+	})
+}
+
+func TestEarlierDeadlineRearms(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		res := 10 * time.Millisecond
+		c := newCache(t, Options[string, int]{TTL: time.Hour, Resolution: res})
+		c.Set("k", 1)
+		c.SetWithExpire("k", 2, time.Second)
+		time.Sleep(time.Second - time.Nanosecond)
+		wantGet(t, c, "k", 2, true)
+		time.Sleep(time.Nanosecond)
+		wantGet(t, c, "k", 0, false)
+		time.Sleep(res)
+		synctest.Wait()
+		if got := c.Len(); got != 0 {
+			t.Errorf("Len() = %d one interval after the earlier deadline, want 0", got)
+		}
+	})
+}
+
+func TestSetWithExpireNonPositiveDeletes(t *testing.T) {
+	for _, ttl := range []time.Duration{0, -time.Second} {
+		t.Run(fmt.Sprint(ttl), func(t *testing.T) {
+			rec := &recorder[string, int]{}
+			c := newCache(t, Options[string, int]{TTL: time.Hour, OnEvict: rec.on})
+			c.Set("k", 1)
+			c.SetWithExpire("k", 2, ttl)
+			wantGet(t, c, "k", 0, false)
+			c.SetWithExpire("new", 3, ttl)
+			wantGet(t, c, "new", 0, false)
+			if got := c.Len(); got != 0 {
+				t.Errorf("Len() = %d, want 0", got)
+			}
+			if ev, want := rec.take(), []Event[string, int]{{"k", 1, Deleted}}; fmt.Sprint(ev) != fmt.Sprint(want) {
+				t.Errorf("events = %v, want %v", ev, want)
+			}
+		})
+	}
+}
+
+func TestJitterBounds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := newCache(t, Options[int, int]{TTL: time.Second, Jitter: 0.1, Resolution: time.Millisecond})
+		for k := range 1000 {
+			c.Set(k, k)
+		}
+		time.Sleep(900*time.Millisecond - time.Nanosecond)
+		if got := c.Len(); got != 1000 {
+			t.Errorf("Len() = %d just before 0.9 TTL, want 1000", got)
+		}
+		time.Sleep(200*time.Millisecond + time.Millisecond)
+		synctest.Wait()
+		if got := c.Len(); got != 0 {
+			t.Errorf("Len() = %d after 1.1 TTL + resolution, want 0", got)
+		}
+		if st := c.Stats(); st.Expired != 1000 {
+			t.Errorf("Stats().Expired = %d, want 1000", st.Expired)
+		}
+	})
+}
+
+func TestDeletedAndReplacedValuesNotPinned(t *testing.T) {
+	c := newCache(t, Options[string, *[64]byte]{TTL: time.Hour})
+	c.Set("del", new([64]byte))
+	c.Set("rep", new([64]byte))
+	in := c.c
+	dn := in.shardOf("del").m["del"]
+	c.Delete("del")
+	if dn.value != nil || dn.live() {
+		t.Errorf("deleted node: value %p, live %v; want nil, false", dn.value, dn.live())
+	}
+	first, _ := c.Get("rep")
+	c.Set("rep", new([64]byte))
+	rn := in.shardOf("rep").m["rep"]
+	if rn.value == first {
+		t.Errorf("replaced node still holds the old value")
+	}
+}
+
+func TestOnEvictReasons(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &recorder[string, int]{}
+		c := newCache(t, Options[string, int]{TTL: time.Second, Limit: 2, OnEvict: rec.on})
+		c.Set("a", 1)
+		c.Set("a", 2) // Replaced
+		c.Set("b", 3)
+		c.Set("c", 4) // Evicted a (least recently written, never read)
+		c.Delete("b") // Deleted
+		c.Delete("b") // nothing
+		time.Sleep(time.Second)
+		c.Set("c", 5)               // Expired: c's deadline passed, not yet reclaimed
+		time.Sleep(2 * time.Second) // c expires again
+		synctest.Wait()
+		want := []Event[string, int]{
+			{"a", 1, Replaced}, {"a", 2, Evicted}, {"b", 3, Deleted}, {"c", 4, Expired}, {"c", 5, Expired},
+		}
+		if ev := rec.take(); fmt.Sprint(ev) != fmt.Sprint(want) {
+			t.Errorf("events = %v, want %v", ev, want)
+		}
+		st := c.Stats()
+		if st.Replaced != 1 || st.Evicted != 1 || st.Deleted != 1 || st.Expired != 2 {
+			t.Errorf("Stats() = %+v, want 1 Replaced, 1 Evicted, 1 Deleted, 2 Expired", st)
+		}
+		for r, want := range map[Reason]string{Expired: "Expired", Evicted: "Evicted", Deleted: "Deleted", Replaced: "Replaced"} {
+			if got := r.String(); got != want {
+				t.Errorf("Reason(%d).String() = %q, want %q", uint8(r), got, want)
+			}
+		}
+		if got := Reason(0).String(); got != "Reason(0)" {
+			t.Errorf("Reason(0).String() = %q, want %q", got, "Reason(0)")
+		}
+	})
+}
+
+func TestOnEvictCalledWithoutLocks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var c *Cache[int, int]
+		reasons := map[Reason]int{}
+		var mu sync.Mutex
+		onEvict := func(e Event[int, int]) {
+			// Each of these takes the key's shard lock, exclusively or
+			// shared: a lock held by the caller would deadlock here.
+			if e.Key < 1000 && e.Reason != Evicted {
+				c.Set(e.Key+1000, e.Value)
+			}
+			c.Get(e.Key)
+			c.Delete(e.Key + 1000)
+			c.Len()
+			mu.Lock()
+			reasons[e.Reason]++
+			mu.Unlock()
+		}
+		var err error
+		c, err = New(Options[int, int]{TTL: time.Second, Limit: 2, OnEvict: onEvict})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Set(1, 1)
+		c.Set(1, 2) // Replaced
+		c.Delete(1) // Deleted
+		c.Set(2, 2)
+		time.Sleep(2 * time.Second) // Expired
+		synctest.Wait()
+		c.Set(3, 3)
+		c.Set(4, 4)
+		c.Set(5, 5) // Evicted
+		c.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, r := range []Reason{Replaced, Deleted, Expired, Evicted} {
+			if reasons[r] == 0 {
+				t.Errorf("no %v event seen (got %v)", r, reasons)
+			}
+		}
+	})
+}
+
+func TestLimitNeverExceeded(t *testing.T) {
+	for _, limit := range []int{1, 3, 100, 1000} {
+		t.Run(fmt.Sprint(limit), func(t *testing.T) {
+			c := newCache(t, Options[int, int]{TTL: time.Hour, Limit: limit})
+			for k := range 5 * limit {
+				c.Set(k, k)
+				if k%7 == 0 {
+					c.Get(k / 2)
+				}
+				if got := c.Len(); got > limit {
+					t.Fatalf("Len() = %d after %d inserts, want <= %d", got, k+1, limit)
+				}
+			}
+			checkInvariants(t, c, limit, false)
+			if st := c.Stats(); st.Evicted != uint64(4*limit) {
+				t.Errorf("Stats().Evicted = %d, want %d", st.Evicted, 4*limit)
+			}
+		})
+	}
+}
+
+func TestEvictionGivesReadEntriesASecondChance(t *testing.T) {
+	rec := &recorder[int, int]{}
+	c := newCache(t, Options[int, int]{TTL: time.Hour, Limit: 4, OnEvict: rec.on})
+	for k := 1; k <= 4; k++ {
+		c.Set(k, k)
+	}
+	c.Get(1) // 1 is the oldest, but read
+	c.Set(5, 5)
+	if ev := rec.take(); len(ev) != 1 || ev[0].Key != 2 || ev[0].Reason != Evicted {
+		t.Errorf("events = %v, want key 2 evicted (1 was read)", ev)
+	}
+	wantGet(t, c, 1, 1, true)
+	// Head to tail: 5 1 4 3, and 1 marked again by the Get above. 3 and 4
+	// go; then 1, at the tail and marked, is spared once more and 5 goes.
+	for _, want := range []int{3, 4, 5} {
+		c.Set(100+want, 0)
+		if ev := rec.take(); len(ev) != 1 || ev[0].Key != want {
+			t.Errorf("events = %v, want key %d evicted", ev, want)
+		}
+	}
+	// 1 was spared again when 5 went, and moved to the head: the two keys
+	// written before that go first, then 1, no longer marked.
+	for _, want := range []int{103, 104, 1} {
+		c.Set(200+want, 0)
+		if ev := rec.take(); len(ev) != 1 || ev[0].Key != want {
+			t.Errorf("events = %v, want key %d evicted", ev, want)
+		}
+	}
+	checkInvariants(t, c, 4, false)
+}
+
+func TestEvictionPrefersExpiredTail(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &recorder[int, int]{}
+		c := newCache(t, Options[int, int]{TTL: time.Hour, Limit: 2, Resolution: time.Hour, OnEvict: rec.on})
+		c.SetWithExpire(1, 1, time.Second)
+		c.Set(2, 2)
+		time.Sleep(time.Second)
+		c.Get(1) // a miss, and no mark
+		c.Set(3, 3)
+		if ev := rec.take(); len(ev) != 1 || ev[0] != (Event[int, int]{1, 1, Expired}) {
+			t.Errorf("events = %v, want {1 1 Expired}", ev)
+		}
+	})
+}
+
+func TestCloseIdempotentAndAfterClose(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &recorder[string, int]{}
+		c, err := New(Options[string, int]{TTL: time.Second, OnEvict: rec.on})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Set("a", 1)
+		c.Get("a")
+		if err := c.Close(); err != nil {
+			t.Errorf("first Close() = %v, want nil", err)
+		}
+		if err := c.Close(); !errors.Is(err, ErrClosed) {
+			t.Errorf("second Close() = %v, want ErrClosed", err)
+		}
+		wantGet(t, c, "a", 0, false)
+		c.Set("b", 2)
+		c.SetWithExpire("b", 2, time.Minute)
+		c.Delete("a")
+		if got := c.Len(); got != 0 {
+			t.Errorf("Len() after Close = %d, want 0", got)
+		}
+		called := false
+		if _, err := c.Take("b", func() (int, error) { called = true; return 1, nil }); !errors.Is(err, ErrClosed) || called {
+			t.Errorf("Take after Close: err %v, fetch called %v; want ErrClosed, false", err, called)
+		}
+		for k := range c.All() {
+			t.Errorf("All after Close yielded %q", k)
+		}
+		if st := c.Stats(); st.Hits != 1 {
+			t.Errorf("Stats().Hits after Close = %d, want 1", st.Hits)
+		}
+		if ev := rec.take(); len(ev) != 0 {
+			t.Errorf("Close reported %v to OnEvict, want nothing", ev)
+		}
+		checkInvariants(t, c, 0, false)
+		// The bubble ending without blocked goroutines proves Close
+		// released the wheel and the delivery goroutine.
+	})
+}
+
+func TestCloseDeliversQueuedExpiredEvents(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		var mu sync.Mutex
+		var got []int
+		c, err := New(Options[int, int]{TTL: time.Second, OnEvict: func(e Event[int, int]) {
+			<-release
+			mu.Lock()
+			got = append(got, e.Key)
+			mu.Unlock()
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := range 3 {
+			c.Set(k, k)
+		}
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		close(release)
+		c.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		if len(got) != 3 {
+			t.Errorf("delivered %v before Close returned, want 3 events", got)
+		}
+	})
+}
+
+func TestAllYieldsLiveEntriesOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := newCache(t, Options[int, int]{TTL: time.Hour, Resolution: time.Hour})
+		for k := range 100 {
+			c.Set(k, k*10)
+		}
+		c.SetWithExpire(1000, 0, time.Second)
+		time.Sleep(time.Second) // 1000 expired, still held
+		seen := map[int]int{}
+		for k, v := range c.All() {
+			seen[k]++
+			if v != k*10 {
+				t.Errorf("All yielded %d=%d, want %d", k, v, k*10)
+			}
+			c.Set(k, v) // yield may call the cache
+		}
+		if len(seen) != 100 {
+			t.Errorf("All yielded %d keys, want 100", len(seen))
+		}
+		for k, n := range seen {
+			if n != 1 {
+				t.Errorf("All yielded %d %d times", k, n)
+			}
+		}
+		n := 0
+		c.Range(func(int, int) bool { n++; return n < 10 })
+		if n != 10 {
+			t.Errorf("Range went on for %d calls after false, want 10", n)
+		}
+	})
+}
+
+func TestStatsCountHitsMissesLoads(t *testing.T) {
+	c := newCache(t, Options[string, int]{TTL: time.Hour})
+	c.Set("a", 1)
+	c.Get("a")
+	c.Get("b")
+	c.Take("a", func() (int, error) { return 0, nil })
+	c.Take("c", func() (int, error) { return 3, nil })
+	c.Take("d", func() (int, error) { return 0, errors.New("boom") })
+	st := c.Stats()
+	want := Stats{Hits: 2, Misses: 3, Loads: 2, LoadErrors: 1}
+	if st != want {
+		t.Errorf("Stats() = %+v, want %+v", st, want)
+	}
+	if got := st.HitRatio(); got != 0.4 {
+		t.Errorf("HitRatio() = %v, want 0.4", got)
+	}
+	if got := (Stats{}).HitRatio(); got != 0 {
+		t.Errorf("zero HitRatio() = %v, want 0", got)
+	}
+}
+
+func TestHotPathsDoNotAllocate(t *testing.T) {
+	c := newCache(t, Options[int, int]{TTL: time.Hour})
+	c.Set(1, 1)
+	if n := testing.AllocsPerRun(1000, func() { c.Get(1) }); n != 0 {
+		t.Errorf("Get hit: %v allocs, want 0", n)
+	}
+	if n := testing.AllocsPerRun(1000, func() { c.Get(2) }); n != 0 {
+		t.Errorf("Get miss: %v allocs, want 0", n)
+	}
+	if n := testing.AllocsPerRun(1000, func() { c.Set(1, 2) }); n != 0 {
+		t.Errorf("Set overwrite: %v allocs, want 0", n)
+	}
+	if n := testing.AllocsPerRun(1000, func() { c.Take(1, func() (int, error) { return 0, nil }) }); n != 0 {
+		t.Errorf("Take hit: %v allocs, want 0", n)
+	}
+}
+
+func TestString(t *testing.T) {
+	if got := newCache(t, Options[int, int]{TTL: time.Hour}).String(); got != "cache" {
+		t.Errorf("String() = %q, want %q", got, "cache")
+	}
+	if got := newCache(t, Options[int, int]{TTL: time.Hour, Name: "users"}).String(); got != "cache users" {
+		t.Errorf("String() = %q, want %q", got, "cache users")
+	}
+}

@@ -1,0 +1,53 @@
+package cache
+
+import "iter"
+
+// All returns an iterator over the live entries. It visits the shards one
+// at a time: each shard's entries are copied under its shared lock, and
+// yield runs after the lock is released, so yield may call any method of
+// the cache (a Set during iteration may or may not be seen). An entry is
+// yielded only if its deadline has not passed when it is yielded; each
+// yielded key appears once. Order is unspecified. Iterating costs one
+// copy of the largest shard's live entries.
+func (c *Cache[K, V]) All() iter.Seq2[K, V] {
+	return func(yield func(K, V) bool) {
+		c.c.each(yield)
+	}
+}
+
+// Range calls f for each live entry, as All, until f returns false.
+func (c *Cache[K, V]) Range(f func(key K, value V) bool) {
+	c.c.each(f)
+}
+
+type snapshot[K comparable, V any] struct {
+	key      K
+	value    V
+	deadline int64
+}
+
+func (c *cache[K, V]) each(yield func(K, V) bool) {
+	var buf []snapshot[K, V]
+	for i := range c.shards {
+		s := &c.shards[i]
+		now := c.now()
+		buf = buf[:0]
+		s.mu.RLock()
+		for n := s.lru.next; n != &s.lru; n = n.next {
+			if d := n.deadline(); d > now {
+				buf = append(buf, snapshot[K, V]{n.key, n.value, d})
+			}
+		}
+		s.mu.RUnlock()
+		for j := range buf {
+			e := &buf[j]
+			if e.deadline <= c.now() {
+				continue
+			}
+			if !yield(e.key, e.value) {
+				return
+			}
+		}
+		clear(buf) // release keys and values
+	}
+}

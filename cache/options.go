@@ -1,0 +1,156 @@
+package cache
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+)
+
+var (
+	// ErrClosed is returned by Take and its variants, and by a second Close,
+	// once the cache has been closed.
+	ErrClosed = errors.New("cache: closed")
+	// ErrOptions is wrapped by the error New returns for invalid Options.
+	// Test with errors.Is.
+	ErrOptions = errors.New("cache: invalid options")
+)
+
+const (
+	// DefaultJitter is the jitter go-zero applies to every TTL (±5%). The
+	// zero Options.Jitter means no jitter; set Jitter to DefaultJitter to
+	// spread the expiry of entries written together, as go-zero does.
+	DefaultJitter = 0.05
+
+	// minResolution and maxResolution bound the default wheel interval.
+	minResolution = 10 * time.Millisecond
+	maxResolution = time.Second
+	// maxTTL caps TTLs so that deadline<<1 never overflows: about 36 years.
+	maxTTL = time.Duration(1 << 60)
+)
+
+// Options configures New. The zero value of each field except TTL means
+// its default; TTL is required.
+type Options[K comparable, V any] struct {
+	// TTL is the time to live of entries written by Set and Take: an entry
+	// is never returned after TTL (times the jitter factor, see Jitter) has
+	// passed since it was last written. It must be positive.
+	TTL time.Duration
+
+	// Limit is the maximum number of entries. When an insertion would
+	// exceed it, one entry is evicted (reason Evicted, or Expired for an
+	// entry whose deadline has passed) in the CLOCK approximation of LRU
+	// described in the package documentation. The total never exceeds
+	// Limit. 0 means unbounded; a negative Limit is an error.
+	Limit int
+
+	// Jitter spreads expiry: each TTL, whether from TTL or from a per-call
+	// ttl, is multiplied by a factor drawn uniformly from
+	// [1-Jitter, 1+Jitter). It must be in [0, 1); 0, the default, means
+	// every entry lives exactly its TTL. go-zero uses DefaultJitter.
+	Jitter float64
+
+	// Resolution is the interval of the timing wheel that reclaims expired
+	// entries: an entry's memory is released at most one Resolution (plus
+	// the time to work through entries due at the same tick) after its
+	// deadline. It does not affect correctness: Get checks the deadline
+	// itself. 0 means TTL/100 clamped to [10ms, 1s]; otherwise it must be
+	// at least 1ms.
+	Resolution time.Duration
+
+	// Name identifies the cache in panic reports of its expiry engine and in
+	// String. Optional.
+	Name string
+
+	// OnEvict, when not nil, is called once for every entry that leaves the
+	// cache other than by Close, with the reason. It is never called with a
+	// lock held. Events caused by a call (Replaced by Set, Evicted by an
+	// insertion, Deleted by Delete, and Expired when a call finds an
+	// expired entry in its way) are delivered on the calling goroutine
+	// before the call returns. Entries reclaimed by the expiry engine are
+	// delivered, in expiry order, by one goroutine the cache owns, so a slow
+	// OnEvict never stalls expiry; Close delivers those still queued before
+	// it returns. OnEvict may therefore run concurrently with itself and
+	// must be safe for concurrent use. It must not call Close. A panic in
+	// OnEvict propagates: to the caller for call-driven events, and out of
+	// the delivery goroutine (ending the program) for Expired ones.
+	OnEvict func(Event[K, V])
+}
+
+// validate checks o and fills in defaults.
+func (o *Options[K, V]) validate() error {
+	switch {
+	case o.TTL <= 0:
+		return fmt.Errorf("%w: TTL %v, want > 0", ErrOptions, o.TTL)
+	case o.Limit < 0:
+		return fmt.Errorf("%w: Limit %d, want >= 0", ErrOptions, o.Limit)
+	case math.IsNaN(o.Jitter) || o.Jitter < 0 || o.Jitter >= 1:
+		return fmt.Errorf("%w: Jitter %v, want in [0, 1)", ErrOptions, o.Jitter)
+	case o.Resolution < 0 || (o.Resolution > 0 && o.Resolution < time.Millisecond):
+		return fmt.Errorf("%w: Resolution %v, want 0 or >= 1ms", ErrOptions, o.Resolution)
+	}
+	if o.Resolution == 0 {
+		o.Resolution = min(max(o.TTL/100, minResolution), maxResolution)
+	}
+	return nil
+}
+
+// Reason says why an entry left the cache. The zero Reason is invalid.
+type Reason uint8
+
+const (
+	// Expired: the entry's deadline passed.
+	Expired Reason = iota + 1
+	// Evicted: the entry made room for a new one under Limit.
+	Evicted
+	// Deleted: Delete removed the entry, or SetWithExpire with ttl <= 0.
+	Deleted
+	// Replaced: Set, SetWithExpire or a load stored a new value for the key.
+	Replaced
+)
+
+// String returns the reason's name, such as "Expired".
+func (r Reason) String() string {
+	switch r {
+	case Expired:
+		return "Expired"
+	case Evicted:
+		return "Evicted"
+	case Deleted:
+		return "Deleted"
+	case Replaced:
+		return "Replaced"
+	}
+	return fmt.Sprintf("Reason(%d)", uint8(r))
+}
+
+// Event describes an entry that left the cache; OnEvict receives it.
+type Event[K comparable, V any] struct {
+	Key    K
+	Value  V
+	Reason Reason
+}
+
+// Stats are the cache's counters since New. They are pulled, never pushed:
+// call Cache.Stats.
+type Stats struct {
+	Hits   uint64 // Get or Take found a live entry
+	Misses uint64 // Get or Take found none (Take then loads or waits)
+	Loads  uint64 // fetch functions run by Take and its variants
+	// LoadErrors counts fetches that returned an error, panicked or exited
+	// the goroutine; none of them is cached.
+	LoadErrors uint64
+
+	Expired  uint64 // entries removed because their deadline passed
+	Evicted  uint64 // entries removed to respect Limit
+	Deleted  uint64 // entries removed by Delete or SetWithExpire(ttl <= 0)
+	Replaced uint64 // values overwritten by a later write
+}
+
+// HitRatio returns Hits / (Hits + Misses), or 0 before the first lookup.
+func (s Stats) HitRatio() float64 {
+	if n := s.Hits + s.Misses; n > 0 {
+		return float64(s.Hits) / float64(n)
+	}
+	return 0
+}
