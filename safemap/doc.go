@@ -44,14 +44,19 @@
 //     entries that were not yet moved (about 3 ms per million empty slots
 //     on a 2020s x86 core, in the worst case when one entry is left at the
 //     far end of a table sized for millions).
-//   - Bounded duration. A migration ends after at most n/4 mutating calls,
-//     before the next one can be due (that needs 3n/4 deletes).
+//   - Bounded duration. A migration ends within n/4+1 mutating calls made
+//     while no Range runs, before the next one can be due (that needs 3n/4
+//     deletes).
 //   - Memory. Outside a migration, Len >= peak/4, so the table was last sized
-//     for fewer than 4*Len entries (the built-in map grows in powers of two,
-//     so it holds at most about 4 times what a map freshly filled with the
-//     live entries holds; measured 3.4x at worst for n = 5000). During a
-//     migration, old is added on top; old was sized for less than 4 times
-//     the peak that triggered the migration.
+//     for fewer than 4*Len entries: the heap it holds is within a small
+//     factor of what a map freshly filled with the live entries holds (the
+//     package tests assert 4x; a peak of 1M shrunk to 5,000 entries measures
+//     2.1x on go1.26/amd64, against 250x for a built-in map). During a
+//     migration old is held as well, and old was sized for fewer than
+//     4 times the entries it held when the migration started.
+//   - Range costs about 60 ns per entry (the iteration is resumable, so it
+//     goes through reflect.MapIter), against about 20 ns for a for-range
+//     over a built-in map.
 //   - Lookups of keys not yet moved cost two hash lookups during a migration.
 //     Get never moves entries: a map that only sees reads after its
 //     deletions keeps its migration, and old, until the next write.
