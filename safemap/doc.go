@@ -47,13 +47,15 @@
 //   - Bounded duration. A migration ends within n/4+1 mutating calls made
 //     while no Range runs, before the next one can be due (that needs 3n/4
 //     deletes).
-//   - Memory. Outside a migration, Len >= peak/4, so the table was last sized
+//   - Memory. Outside a migration (and unless a Range postponed one, see
+//     Iteration), Len >= peak/4, so the table was last sized
 //     for fewer than 4*Len entries: the heap it holds is within a small
 //     factor of what a map freshly filled with the live entries holds (the
 //     package tests assert 4x; a peak of 1M shrunk to 5,000 entries measures
-//     2.1x on go1.26/amd64, against 250x for a built-in map). During a
-//     migration old is held as well, and old was sized for fewer than
-//     4 times the entries it held when the migration started.
+//     2.1x on go1.26/amd64, against about 250x for a built-in map). During
+//     a migration old, still sized for the previous peak, is held as well:
+//     that is the memory being given back, and it becomes garbage when the
+//     migration ends.
 //   - Range costs about 60 ns per entry (the iteration is resumable, so it
 //     goes through reflect.MapIter), against about 20 ns for a for-range
 //     over a built-in map.

@@ -120,7 +120,7 @@ func (m *SafeMap[K, V]) Len() int {
 	return m.lenLocked()
 }
 
-// Clear removes every entry and releases the tables at once; a running
+// Clear removes every entry and drops the tables at once; a running
 // migration is abandoned and any Range in progress stops before its next
 // batch. Clear is O(1); the garbage collector frees the tables later.
 func (m *SafeMap[K, V]) Clear() {
