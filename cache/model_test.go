@@ -1,0 +1,303 @@
+package cache
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// model is the reference: a map with deadlines, an ordered slice for the
+// CLOCK list (head first) and a mark per entry, and exact knowledge of when
+// the wheel reclaims an entry (at the first tick at or after its deadline).
+// It is only valid for caches with one shard (Limit 0, or Limit < 128).
+type model struct {
+	limit int
+	res   time.Duration
+	now   time.Duration // since the cache's origin
+	m     map[int]*mentry
+	order []int // head (most recently written) first
+}
+
+type mentry struct {
+	v        int
+	deadline time.Duration
+	mark     bool
+}
+
+func newModel(limit int, res time.Duration) *model {
+	return &model{limit: limit, res: res, m: map[int]*mentry{}}
+}
+
+func (m *model) unlink(k int) {
+	m.order = slices.DeleteFunc(m.order, func(x int) bool { return x == k })
+}
+
+func (m *model) remove(k int) {
+	delete(m.m, k)
+	m.unlink(k)
+}
+
+// endReason is the reason an entry leaving by a call is reported with.
+func (m *model) endReason(e *mentry, r Reason) Reason {
+	if e.deadline <= m.now {
+		return Expired
+	}
+	return r
+}
+
+func (m *model) set(k, v int, ttl time.Duration) []Event[int, int] {
+	if ttl <= 0 {
+		return m.delete(k)
+	}
+	var ev []Event[int, int]
+	if e := m.m[k]; e != nil {
+		ev = append(ev, Event[int, int]{k, e.v, m.endReason(e, Replaced)})
+		e.v, e.deadline, e.mark = v, m.now+ttl, false
+		m.unlink(k)
+		m.order = slices.Insert(m.order, 0, k)
+		return ev
+	}
+	if m.limit > 0 && len(m.m) >= m.limit {
+		for {
+			tail := m.order[len(m.order)-1]
+			e := m.m[tail]
+			if e.deadline <= m.now || !e.mark {
+				ev = append(ev, Event[int, int]{tail, e.v, m.endReason(e, Evicted)})
+				m.remove(tail)
+				break
+			}
+			e.mark = false
+			m.unlink(tail)
+			m.order = slices.Insert(m.order, 0, tail)
+		}
+	}
+	m.m[k] = &mentry{v: v, deadline: m.now + ttl}
+	m.order = slices.Insert(m.order, 0, k)
+	return ev
+}
+
+func (m *model) delete(k int) []Event[int, int] {
+	e := m.m[k]
+	if e == nil {
+		return nil
+	}
+	m.remove(k)
+	return []Event[int, int]{{k, e.v, m.endReason(e, Deleted)}}
+}
+
+func (m *model) get(k int) (int, bool) {
+	if e := m.m[k]; e != nil && e.deadline > m.now {
+		e.mark = true
+		return e.v, true
+	}
+	return 0, false
+}
+
+// advance moves the model's clock and returns the entries the wheel
+// reclaims meanwhile, sorted by key.
+func (m *model) advance(d time.Duration) []Event[int, int] {
+	m.now += d
+	var ev []Event[int, int]
+	for k, e := range m.m {
+		tick := (e.deadline + m.res - 1) / m.res
+		if tick*m.res <= m.now {
+			ev = append(ev, Event[int, int]{k, e.v, Expired})
+			m.remove(k)
+		}
+	}
+	slices.SortFunc(ev, func(a, b Event[int, int]) int { return cmp.Compare(a.Key, b.Key) })
+	return ev
+}
+
+func (m *model) live() map[int]int {
+	out := map[int]int{}
+	for k, e := range m.m {
+		if e.deadline > m.now {
+			out[k] = e.v
+		}
+	}
+	return out
+}
+
+// step is one operation of a script.
+type step struct {
+	op  uint8 // see runScript
+	key int
+	arg int64
+}
+
+func (s step) String() string {
+	names := [...]string{"Set", "SetWithExpire", "Delete", "Get", "Take", "TakeError", "Sleep", "All"}
+	return fmt.Sprintf("%s(%d, %d)", names[int(s.op)%len(names)], s.key, s.arg)
+}
+
+const (
+	modelTTL = 100 * time.Millisecond
+	modelRes = 10 * time.Millisecond
+)
+
+// runScript runs steps against a cache and the model in a synctest bubble
+// and fails at the first difference: a result, an event (synchronous ones
+// in order, expired ones as a set per sleep), Len, or an invariant.
+func runScript(t *testing.T, limit int, steps []step) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &recorder[int, int]{}
+		c, err := New(Options[int, int]{TTL: modelTTL, Limit: limit, Resolution: modelRes, OnEvict: rec.on})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		m := newModel(limit, modelRes)
+		boom := errors.New("boom")
+		for i, s := range steps {
+			var want []Event[int, int]
+			v := i + 1
+			switch s.op % 8 {
+			case 0:
+				c.Set(s.key, v)
+				want = m.set(s.key, v, modelTTL)
+			case 1:
+				ttl := time.Duration(s.arg)
+				c.SetWithExpire(s.key, v, ttl)
+				want = m.set(s.key, v, ttl)
+			case 2:
+				c.Delete(s.key)
+				want = m.delete(s.key)
+			case 3:
+				got, ok := c.Get(s.key)
+				wv, wok := m.get(s.key)
+				if got != wv || ok != wok {
+					t.Fatalf("step %d %v at %v: Get = %d, %v; want %d, %v", i, s, m.now, got, ok, wv, wok)
+				}
+			case 4, 5:
+				fail := s.op%8 == 5
+				got, err := c.Take(s.key, func() (int, error) {
+					if fail {
+						return 0, boom
+					}
+					return v, nil
+				})
+				wv, wok := m.get(s.key)
+				var werr error
+				if !wok {
+					if fail {
+						werr = boom
+					} else {
+						wv = v
+						want = m.set(s.key, v, modelTTL)
+					}
+				}
+				if got != wv || !errors.Is(err, werr) {
+					t.Fatalf("step %d %v at %v: Take = %d, %v; want %d, %v", i, s, m.now, got, err, wv, werr)
+				}
+			case 6:
+				d := time.Duration(s.arg)
+				time.Sleep(d)
+				synctest.Wait()
+				want = m.advance(d)
+				got := rec.take()
+				slices.SortFunc(got, func(a, b Event[int, int]) int { return cmp.Compare(a.Key, b.Key) })
+				if fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Fatalf("step %d %v at %v: expired %v, want %v", i, s, m.now, got, want)
+				}
+				want = nil
+				checkInvariants(t, c, limit, true)
+			case 7:
+				got := map[int]int{}
+				for k, v := range c.All() {
+					got[k] = v
+				}
+				if w := m.live(); fmt.Sprint(got) != fmt.Sprint(w) {
+					t.Fatalf("step %d %v at %v: All = %v, want %v", i, s, m.now, got, w)
+				}
+			}
+			if got := rec.take(); fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("step %d %v at %v: events %v, want %v", i, s, m.now, got, want)
+			}
+			if got, w := c.Len(), len(m.m); got != w {
+				t.Fatalf("step %d %v at %v: Len() = %d, want %d", i, s, m.now, got, w)
+			}
+		}
+		checkInvariants(t, c, limit, true)
+	})
+}
+
+// randomScript draws n steps over keys [0, keys): mostly writes and reads,
+// with sleeps short enough that entries expire mid-script.
+func randomScript(r *rand.Rand, n, keys int) []step {
+	steps := make([]step, n)
+	for i := range steps {
+		s := step{op: uint8(r.IntN(8)), key: r.IntN(keys)}
+		switch s.op {
+		case 1:
+			s.arg = r.Int64N(int64(3*modelTTL)) - int64(modelTTL/4)
+		case 6:
+			// Whole milliseconds half the time, so that reads land
+			// exactly on deadlines.
+			s.arg = r.Int64N(int64(modelTTL / 3))
+			if r.IntN(2) == 0 {
+				s.arg = s.arg / 1e6 * 1e6
+			}
+		}
+		steps[i] = s
+	}
+	return steps
+}
+
+func TestAgainstModel(t *testing.T) {
+	tests := []struct {
+		name  string
+		limit int
+		keys  int
+	}{
+		{"unbounded", 0, 24},
+		{"limit 1", 1, 6},
+		{"limit 4", 4, 12},
+		{"limit 16", 16, 40},
+		{"limit 127", 127, 300},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for seed := range uint64(20) {
+				r := rand.New(rand.NewPCG(seed, uint64(tt.limit)))
+				runScript(t, tt.limit, randomScript(r, 400, tt.keys))
+			}
+		})
+	}
+}
+
+// FuzzCache decodes the input into a limit and a script of operations and
+// compares the cache with the model.
+func FuzzCache(f *testing.F) {
+	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9})
+	f.Add([]byte{2, 0, 1, 0, 1, 1, 1, 2, 0, 3, 6, 0, 200, 3, 1, 0, 6, 3, 100, 0, 4, 0})
+	f.Add([]byte{1, 0, 0, 0, 0, 1, 0, 0, 2, 0, 0, 3, 6, 0, 255, 0, 5, 0, 4, 1, 7, 0})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) == 0 {
+			return
+		}
+		limits := [...]int{0, 1, 2, 3, 8}
+		limit := limits[int(data[0])%len(limits)]
+		data = data[1:]
+		var steps []step
+		for len(data) >= 3 && len(steps) < 300 {
+			s := step{op: data[0] % 8, key: int(data[1] % 10)}
+			switch s.op {
+			case 1:
+				// -12.5ms .. ~306ms in 1.2ms steps: around 0, the
+				// resolution and the TTL.
+				s.arg = (int64(data[2]) - 10) * int64(modelTTL/80)
+			case 6:
+				s.arg = int64(data[2]) * int64(modelTTL/100)
+			}
+			steps = append(steps, s)
+			data = data[3:]
+		}
+		runScript(t, limit, steps)
+	})
+}
