@@ -1,0 +1,188 @@
+package idletimeout
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ErrInvalidConfig is wrapped by the errors NewListener and Wrap return for
+// a Config that fails validation. Test with errors.Is.
+var ErrInvalidConfig = errors.New("idletimeout: invalid config")
+
+// Config says when a connection counts as idle and what happens then. Every
+// timeout is measured from the last Read or Write that moved at least one
+// byte (or from the wrap, or the last Touch or Resume); a zero timeout is
+// disabled, a negative one is an error. A Config whose timeouts are all
+// zero is valid: connections are wrapped and counted but never reaped.
+//
+// The zero Config disables everything. A Config is copied by NewListener
+// and Wrap; changing it afterwards has no effect.
+type Config struct {
+	// IdleTimeout reaps a connection after no Read and no Write moved a
+	// byte for this long: nginx's proxy_timeout, Netty's all-idle.
+	IdleTimeout time.Duration
+
+	// ReadTimeout reaps a connection after no Read moved a byte for this
+	// long, whatever it writes: Netty's reader-idle.
+	ReadTimeout time.Duration
+
+	// WriteTimeout reaps a connection after no Write moved a byte for this
+	// long, whatever it reads: Netty's writer-idle. It does not bound a
+	// single Write that blocks because the peer stops reading (such a Write
+	// refreshes only when it returns); use SetWriteDeadline, which is passed
+	// straight through, for that.
+	WriteTimeout time.Duration
+
+	// Resolution is how coarse the activity clock is and the interval of the
+	// timing wheel. A connection is never reaped before its timeout has
+	// elapsed, and an idle one is reaped at most 2 × Resolution after it
+	// (plus scheduling delay). Zero picks the shortest enabled timeout / 16,
+	// clamped to [1ms, 1s]. It must not exceed the shortest enabled timeout,
+	// and a timeout may span at most 65536 resolutions.
+	Resolution time.Duration
+
+	// OnIdle, if not nil, is called when a timeout expires, and its result
+	// decides the connection's fate: Close (also the zero Action) closes
+	// it, Keep leaves it open and calls OnIdle again after every further
+	// timeout of idleness, like Netty's IdleStateHandler. It runs on a new
+	// goroutine, never on the wheel's, so it may block and may call any
+	// method of the Conn or Listener except Listener.Close. A panic in it is
+	// recovered, logged with log/slog, counted in Stats.Panics, and the
+	// connection is closed. Nil means Close without a call.
+	OnIdle func(Event) Action
+}
+
+// Resolution bounds and ring limits.
+const (
+	minResolution = time.Millisecond
+	maxResolution = time.Second
+	maxRatio      = 1 << 16 // timeout / Resolution
+)
+
+// settings is a validated Config in the form the hot and owner paths use.
+type settings struct {
+	timeout [numReasons]int64 // ns per Reason; 0 = disabled
+	minT    int64             // shortest enabled timeout, ns
+	maxT    int64             // longest enabled timeout, ns
+	res     time.Duration
+	onIdle  func(Event) Action
+}
+
+func (s *settings) enabled() bool { return s.maxT > 0 }
+
+// validate checks c and derives the settings; it is the one place Config is
+// checked.
+func (c Config) validate() (*settings, error) {
+	s := &settings{onIdle: c.OnIdle}
+	for r, d := range [numReasons]time.Duration{ReasonIdle: c.IdleTimeout, ReasonRead: c.ReadTimeout, ReasonWrite: c.WriteTimeout} {
+		if r == 0 {
+			continue
+		}
+		if d < 0 {
+			return nil, fmt.Errorf("%w: %v %v, want >= 0", ErrInvalidConfig, Reason(r).field(), d)
+		}
+		if d == 0 {
+			continue
+		}
+		s.timeout[r] = int64(d)
+		if s.minT == 0 || int64(d) < s.minT {
+			s.minT = int64(d)
+		}
+		s.maxT = max(s.maxT, int64(d))
+	}
+	if c.Resolution < 0 {
+		return nil, fmt.Errorf("%w: Resolution %v, want >= 0", ErrInvalidConfig, c.Resolution)
+	}
+	if !s.enabled() {
+		return s, nil
+	}
+	s.res = c.Resolution
+	if s.res == 0 {
+		s.res = min(max(time.Duration(s.minT/16), minResolution), maxResolution)
+		s.res = min(s.res, time.Duration(s.minT))
+	}
+	if int64(s.res) > s.minT {
+		return nil, fmt.Errorf("%w: Resolution %v exceeds the shortest timeout %v", ErrInvalidConfig, s.res, time.Duration(s.minT))
+	}
+	if s.maxT/int64(s.res) > maxRatio {
+		return nil, fmt.Errorf("%w: Resolution %v too fine for timeout %v (at most %d resolutions per timeout)",
+			ErrInvalidConfig, s.res, time.Duration(s.maxT), maxRatio)
+	}
+	return s, nil
+}
+
+// Reason says which timeout expired.
+type Reason uint8
+
+const (
+	// ReasonIdle: IdleTimeout, no Read and no Write.
+	ReasonIdle Reason = iota + 1
+	// ReasonRead: ReadTimeout, no Read.
+	ReasonRead
+	// ReasonWrite: WriteTimeout, no Write.
+	ReasonWrite
+
+	numReasons = 4 // index 0 unused
+)
+
+// String returns "idle", "read" or "write".
+func (r Reason) String() string {
+	switch r {
+	case ReasonIdle:
+		return "idle"
+	case ReasonRead:
+		return "read"
+	case ReasonWrite:
+		return "write"
+	}
+	return fmt.Sprintf("Reason(%d)", uint8(r))
+}
+
+func (r Reason) field() string {
+	switch r {
+	case ReasonRead:
+		return "ReadTimeout"
+	case ReasonWrite:
+		return "WriteTimeout"
+	}
+	return "IdleTimeout"
+}
+
+// Action is what OnIdle decides.
+type Action uint8
+
+const (
+	// Close closes the connection; pending and later Reads and Writes fail
+	// with an error that wraps ErrIdle. The zero Action means Close too.
+	Close Action = iota + 1
+	// Keep leaves the connection open; OnIdle is called again after every
+	// further timeout of idleness until the connection is active again.
+	Keep
+)
+
+// String returns "close" or "keep".
+func (a Action) String() string {
+	switch a {
+	case 0, Close:
+		return "close"
+	case Keep:
+		return "keep"
+	}
+	return fmt.Sprintf("Action(%d)", uint8(a))
+}
+
+// Event describes one expired timeout.
+type Event struct {
+	// Conn is the connection; OnIdle may use any of its methods.
+	Conn *Conn
+	// Reason says which timeout expired.
+	Reason Reason
+	// Idle is how long the connection had no activity of the kind Reason
+	// counts. It is a lower bound: at least the timeout, and at most one
+	// Resolution (plus scheduling delay) short of the truth.
+	Idle time.Duration
+	// Count is 1 for the first event of a stretch of idleness and grows by
+	// one with each further timeout while OnIdle returns Keep.
+	Count int
+}

@@ -1,0 +1,377 @@
+package idletimeout
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/ttlkit/ttlkit/timingwheel"
+)
+
+// ErrIdle is wrapped by the errors that Read, Write and the other I/O
+// methods of a Conn return once the Conn was closed for idleness. Those
+// errors are *IdleError values, whose Timeout method reports true.
+var ErrIdle = errors.New("idletimeout: connection closed after idle timeout")
+
+// IdleError is the error of an I/O call on a Conn that was closed for
+// idleness. It wraps ErrIdle and implements net.Error with Timeout true.
+type IdleError struct {
+	Op     string // "read", "write", ...
+	Reason Reason // the timeout that expired
+	Err    error  // what the wrapped connection returned
+}
+
+func (e *IdleError) Error() string {
+	return fmt.Sprintf("idletimeout: %s: connection closed after %s timeout", e.Op, e.Reason)
+}
+
+// Unwrap returns ErrIdle.
+func (e *IdleError) Unwrap() error { return ErrIdle }
+
+// Timeout reports true: the connection was closed because a timeout expired.
+func (e *IdleError) Timeout() bool { return true }
+
+// Temporary reports true, as for other timeout errors.
+func (e *IdleError) Temporary() bool { return true }
+
+var _ net.Error = (*IdleError)(nil)
+
+// Conn states.
+const (
+	stateTracked  uint32 = iota + 1 // reaped when idle
+	stateClosed                     // Close was called, or reaped
+	stateReleased                   // Release was called (e.g. hijacked)
+)
+
+// transferChunk is how many bytes ReadFrom and WriteTo move per call of the
+// wrapped connection's zero-copy path; the stamps are refreshed after each.
+const transferChunk = 256 << 10
+
+// Conn is a net.Conn whose idleness is tracked. It comes from a Listener's
+// Accept or Wrap, or from the package-level Wrap.
+//
+// Read and Write that move at least one byte refresh the connection at the
+// cost of an atomic load and compare (no lock, channel or clock read). The
+// other methods pass straight through to the wrapped connection:
+// SetDeadline, SetReadDeadline and SetWriteDeadline are never used for idle
+// tracking and keep their usual meaning. Conn implements io.ReaderFrom and
+// io.WriterTo so that copies between TCP connections and files keep the
+// kernel's zero-copy paths (splice, sendfile), refreshing the stamps every
+// 256 KiB; CloseRead, CloseWrite and SyscallConn reach the wrapped
+// connection's methods and return an error wrapping errors.ErrUnsupported
+// when it has none.
+//
+// A Conn is safe for concurrent use like any net.Conn.
+type Conn struct {
+	inner net.Conn
+	tr    *tracker
+	cfg   *settings
+
+	rstamp, wstamp atomic.Int64 // activity clock values of the last Read / Write
+	paused         atomic.Bool
+	state          atomic.Uint32
+	reaped         atomic.Uint32 // Reason the Conn was closed for, or 0
+
+	timer timingwheel.Timer[*Conn]
+
+	// Owner goroutine only (and track, before the first Schedule).
+	rd, wr side
+	base   [numReasons]int64 // activity bound each reason's count refers to
+	fired  [numReasons]int   // events reported since base changed
+}
+
+var (
+	_ net.Conn      = (*Conn)(nil)
+	_ io.ReaderFrom = (*Conn)(nil)
+	_ io.WriterTo   = (*Conn)(nil)
+	_ syscall.Conn  = (*Conn)(nil)
+)
+
+// stamp raises p to the activity clock if the clock moved on. Lock-free;
+// the stamp never goes backwards, even under concurrent calls.
+func (c *Conn) stamp(p *atomic.Int64) {
+	if now := c.tr.now.Load(); now > p.Load() {
+		raise(p, now)
+	}
+}
+
+// raise stores v in p unless p already holds v or more.
+func raise(p *atomic.Int64, v int64) {
+	for {
+		old := p.Load()
+		if old >= v || p.CompareAndSwap(old, v) {
+			return
+		}
+	}
+}
+
+// Read reads from the wrapped connection; when it returns n > 0 the
+// connection counts as read from now. After the Conn was closed for
+// idleness it returns an *IdleError.
+func (c *Conn) Read(b []byte) (int, error) {
+	n, err := c.inner.Read(b)
+	if n > 0 {
+		c.stamp(&c.rstamp)
+	}
+	if err != nil {
+		err = c.mapErr("read", err)
+	}
+	return n, err
+}
+
+// Write writes to the wrapped connection; when it returns n > 0 the
+// connection counts as written to now. After the Conn was closed for
+// idleness it returns an *IdleError.
+func (c *Conn) Write(b []byte) (int, error) {
+	n, err := c.inner.Write(b)
+	if n > 0 {
+		c.stamp(&c.wstamp)
+	}
+	if err != nil {
+		err = c.mapErr("write", err)
+	}
+	return n, err
+}
+
+// mapErr turns any error after an idle close into an *IdleError.
+func (c *Conn) mapErr(op string, err error) error {
+	if r := c.reaped.Load(); r != 0 {
+		return &IdleError{Op: op, Reason: Reason(r), Err: err}
+	}
+	return err
+}
+
+// Close stops tracking c, removing its timer at once, and closes the
+// wrapped connection, returning its error. Calling Close again calls the
+// wrapped connection's Close again.
+func (c *Conn) Close() error {
+	c.leave(stateClosed, 0)
+	return c.inner.Close()
+}
+
+// reap closes c for idleness: later and pending I/O fails with ErrIdle.
+func (c *Conn) reap(r Reason) {
+	c.reaped.CompareAndSwap(0, uint32(r))
+	if c.leave(stateClosed, r) {
+		c.inner.Close()
+	}
+}
+
+// leave moves a tracked c to state to and cancels its timer; it reports
+// whether c was tracked.
+func (c *Conn) leave(to uint32, reason Reason) bool {
+	if !c.state.CompareAndSwap(stateTracked, to) {
+		return false
+	}
+	st := &c.tr.stats
+	st.open.Add(-1)
+	if to == stateReleased {
+		st.released.Add(1)
+	} else {
+		st.closed.Add(1)
+		if reason != 0 {
+			st.reaped[reason].Add(1)
+		}
+	}
+	if c.tr.sched != nil {
+		c.tr.sched.Cancel(&c.timer) // ErrClosed after Listener.Close: nothing to cancel
+	}
+	c.tr.untrack()
+	return true
+}
+
+// Release stops tracking c for good: it will never be reaped, and I/O on it
+// no longer costs anything beyond the wrapped connection's. c stays usable
+// and Close still closes it. The net/http hook ConnState calls it for
+// hijacked connections. Calling it again, or after Close, does nothing.
+func (c *Conn) Release() { c.leave(stateReleased, 0) }
+
+// Touch counts c as active now, as a Read and a Write would. It reads the
+// clock once.
+func (c *Conn) Touch() {
+	now := c.tr.since()
+	raise(&c.rstamp, now)
+	raise(&c.wstamp, now)
+}
+
+// Pause suspends idle tracking: c is not reaped however long it stays
+// idle, for instance while a request on it is being handled. Pause and
+// Resume do not nest; Pause on a paused Conn does nothing.
+func (c *Conn) Pause() { c.paused.Store(true) }
+
+// Resume ends a Pause, counting c as active now (see Touch), so every
+// timeout starts afresh. Resume on a Conn that is not paused only touches
+// it.
+func (c *Conn) Resume() {
+	c.Touch()
+	c.paused.Store(false)
+}
+
+// Paused reports whether c is paused.
+func (c *Conn) Paused() bool { return c.paused.Load() }
+
+// LastRead returns when a Read last moved a byte (or c was wrapped,
+// touched or resumed, if later). It is never later than the truth and at
+// most one Resolution (plus scheduling delay) earlier. Without an enabled
+// timeout the activity clock does not run and LastRead stays at the wrap.
+func (c *Conn) LastRead() time.Time { return c.tr.origin.Add(time.Duration(c.rstamp.Load())) }
+
+// LastWrite is LastRead for Writes.
+func (c *Conn) LastWrite() time.Time { return c.tr.origin.Add(time.Duration(c.wstamp.Load())) }
+
+// NetConn returns the wrapped connection. Reading from or writing to it
+// directly bypasses idle tracking.
+func (c *Conn) NetConn() net.Conn { return c.inner }
+
+// LocalAddr returns the wrapped connection's local address.
+func (c *Conn) LocalAddr() net.Addr { return c.inner.LocalAddr() }
+
+// RemoteAddr returns the wrapped connection's remote address.
+func (c *Conn) RemoteAddr() net.Addr { return c.inner.RemoteAddr() }
+
+// SetDeadline calls the wrapped connection's SetDeadline.
+func (c *Conn) SetDeadline(t time.Time) error { return c.inner.SetDeadline(t) }
+
+// SetReadDeadline calls the wrapped connection's SetReadDeadline.
+func (c *Conn) SetReadDeadline(t time.Time) error { return c.inner.SetReadDeadline(t) }
+
+// SetWriteDeadline calls the wrapped connection's SetWriteDeadline.
+func (c *Conn) SetWriteDeadline(t time.Time) error { return c.inner.SetWriteDeadline(t) }
+
+// CloseRead calls the wrapped connection's CloseRead (TCP and Unix
+// connections have one), or returns an error wrapping
+// errors.ErrUnsupported.
+func (c *Conn) CloseRead() error {
+	if cr, ok := c.inner.(interface{ CloseRead() error }); ok {
+		return cr.CloseRead()
+	}
+	return c.unsupported("CloseRead")
+}
+
+// CloseWrite calls the wrapped connection's CloseWrite (TCP, Unix and TLS
+// connections have one), or returns an error wrapping
+// errors.ErrUnsupported.
+func (c *Conn) CloseWrite() error {
+	if cw, ok := c.inner.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return c.unsupported("CloseWrite")
+}
+
+// SyscallConn returns the wrapped connection's raw connection, or an error
+// wrapping errors.ErrUnsupported when it is not a syscall.Conn. I/O done
+// through it bypasses idle tracking.
+func (c *Conn) SyscallConn() (syscall.RawConn, error) {
+	if sc, ok := c.inner.(syscall.Conn); ok {
+		return sc.SyscallConn()
+	}
+	return nil, c.unsupported("SyscallConn")
+}
+
+func (c *Conn) unsupported(method string) error {
+	return fmt.Errorf("idletimeout: %T has no %s: %w", c.inner, method, errors.ErrUnsupported)
+}
+
+// ReadFrom copies r to c until EOF or an error. When the wrapped
+// connection is an io.ReaderFrom (a TCP connection is), the copy goes
+// through it, 256 KiB per call, so the kernel's splice and sendfile paths
+// stay in use for *os.File, TCP and Unix sources, including sources that
+// are a *Conn or an *io.LimitedReader of one; the stamps of c (and of a
+// *Conn source) are refreshed after each call.
+func (c *Conn) ReadFrom(r io.Reader) (int64, error) {
+	rf, ok := c.inner.(io.ReaderFrom)
+	if !ok {
+		return io.Copy(writerOnly{c}, r)
+	}
+	outer, _ := r.(*io.LimitedReader)
+	src := r
+	if outer != nil {
+		src = outer.R
+	}
+	from, _ := src.(*Conn)
+	if from != nil {
+		src = from.inner
+	}
+	var total int64
+	for {
+		n := int64(transferChunk)
+		if outer != nil {
+			n = min(n, outer.N)
+		}
+		if n <= 0 {
+			return total, nil
+		}
+		m, err := rf.ReadFrom(&io.LimitedReader{R: src, N: n})
+		total += m
+		if outer != nil {
+			outer.N -= m
+		}
+		if m > 0 {
+			c.stamp(&c.wstamp)
+			if from != nil {
+				from.stamp(&from.rstamp)
+			}
+		}
+		if err != nil {
+			if from != nil && from.reaped.Load() != 0 {
+				return total, from.mapErr("read", err)
+			}
+			return total, c.mapErr("write", err)
+		}
+		if m < n {
+			return total, nil // src reached EOF
+		}
+	}
+}
+
+// WriteTo copies from c to w until EOF or an error. When w (or the
+// connection under w, if w is a *Conn) is an io.ReaderFrom, the copy goes
+// through it 256 KiB at a time, which keeps TCP-to-TCP splice and
+// socket-to-file splice; the stamps of c (and of a *Conn w) are refreshed
+// after each call. Otherwise it copies through c.Read.
+func (c *Conn) WriteTo(w io.Writer) (int64, error) {
+	dst := w
+	to, _ := w.(*Conn)
+	if to != nil {
+		dst = to.inner
+	}
+	rf, ok := dst.(io.ReaderFrom)
+	if !ok {
+		return io.Copy(w, readerOnly{c})
+	}
+	var total int64
+	for {
+		m, err := rf.ReadFrom(&io.LimitedReader{R: c.inner, N: transferChunk})
+		total += m
+		if m > 0 {
+			c.stamp(&c.rstamp)
+			if to != nil {
+				to.stamp(&to.wstamp)
+			}
+		}
+		if err != nil {
+			if to != nil && to.reaped.Load() != 0 {
+				return total, to.mapErr("write", err)
+			}
+			return total, c.mapErr("read", err)
+		}
+		if m < transferChunk {
+			return total, nil // c reached EOF
+		}
+	}
+}
+
+// writerOnly and readerOnly hide ReadFrom and WriteTo from io.Copy.
+type writerOnly struct{ io.Writer }
+type readerOnly struct{ io.Reader }
+
+func addrString(c net.Conn) string {
+	if a := c.RemoteAddr(); a != nil {
+		return a.String()
+	}
+	return ""
+}

@@ -1,0 +1,253 @@
+package idletimeout
+
+import (
+	"net"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// Listener is a net.Listener whose accepted connections are *Conn values
+// reaped when idle. All its connections share one timing wheel, run by one
+// goroutine that the Listener owns from NewListener to Close; a Listener
+// with no open connection has no timer armed and sleeps.
+//
+// A Listener is safe for concurrent use.
+type Listener struct {
+	inner net.Listener
+	cfg   *settings
+	tr    *tracker
+	once  sync.Once
+	err   error
+}
+
+var _ net.Listener = (*Listener)(nil)
+
+// NewListener wraps l. It returns an error wrapping ErrInvalidConfig when
+// cfg is invalid (see Config). A Config with every timeout zero gives a
+// Listener that counts connections but never reaps them and starts no
+// goroutine.
+func NewListener(l net.Listener, cfg Config) (*Listener, error) {
+	s, err := cfg.validate()
+	if err != nil {
+		return nil, err
+	}
+	tr := newTracker(s.res, ringSize(s))
+	if s.enabled() {
+		if err := tr.start(); err != nil {
+			return nil, err
+		}
+	}
+	return &Listener{inner: l, cfg: s, tr: tr}, nil
+}
+
+// Accept waits for the next connection and returns it as a *Conn, tracked
+// from now. Errors of the wrapped listener are returned as they are; after
+// Close they wrap net.ErrClosed.
+func (l *Listener) Accept() (net.Conn, error) {
+	c, err := l.AcceptConn()
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// AcceptConn is Accept returning the *Conn type.
+func (l *Listener) AcceptConn() (*Conn, error) {
+	nc, err := l.inner.Accept()
+	if err != nil {
+		return nil, err
+	}
+	l.tr.stats.accepted.Add(1)
+	c, err := l.tr.track(nc, l.cfg)
+	if err != nil {
+		nc.Close()
+		return nil, &net.OpError{Op: "accept", Net: l.inner.Addr().Network(), Addr: l.inner.Addr(), Err: net.ErrClosed}
+	}
+	return c, nil
+}
+
+// Wrap tracks c with the Listener's Config and wheel, as if it had been
+// accepted: for instance the upstream side of a proxied connection. It
+// fails with an error wrapping net.ErrClosed after Close.
+func (l *Listener) Wrap(c net.Conn) (*Conn, error) {
+	tc, err := l.tr.track(c, l.cfg)
+	if err != nil {
+		return nil, &net.OpError{Op: "wrap", Net: l.inner.Addr().Network(), Addr: l.inner.Addr(), Err: net.ErrClosed}
+	}
+	l.tr.stats.wrapped.Add(1)
+	return tc, nil
+}
+
+// Close closes the wrapped listener, which unblocks Accept, stops the
+// wheel and waits for its goroutine and for OnIdle calls in progress to
+// return, so it must not be called from OnIdle. Connections already
+// accepted stay open but are no longer reaped (as with net/http, closing a
+// listener does not close its connections). It returns the wrapped
+// listener's Close error; calling it again does nothing and returns nil.
+func (l *Listener) Close() error {
+	err := net.ErrClosed
+	l.once.Do(func() {
+		err = l.inner.Close()
+		l.tr.stop()
+	})
+	if err == net.ErrClosed {
+		return nil
+	}
+	return err
+}
+
+// Addr returns the wrapped listener's address.
+func (l *Listener) Addr() net.Addr { return l.inner.Addr() }
+
+// Stats counts what a Listener has done. Counters only grow, except Open.
+type Stats struct {
+	Accepted uint64 // connections returned by Accept
+	Wrapped  uint64 // connections tracked by Listener.Wrap
+	Open     int64  // tracked connections: neither closed nor released
+	Closed   uint64 // tracked connections closed, by Close or by a reap
+
+	// Reaped connections, by the timeout that expired; included in Closed.
+	ReapedIdle, ReapedRead, ReapedWrite uint64
+
+	Released uint64 // connections released from tracking (e.g. hijacked)
+	Events   uint64 // expired timeouts reported (reaps and OnIdle calls)
+	Kept     uint64 // events for which OnIdle returned Keep
+	Panics   uint64 // OnIdle calls that panicked
+}
+
+// Stats returns the Listener's counters. Each is read atomically, the set
+// is not a snapshot. O(1).
+func (l *Listener) Stats() Stats {
+	s := &l.tr.stats
+	return Stats{
+		Accepted:    s.accepted.Load(),
+		Wrapped:     s.wrapped.Load(),
+		Open:        s.open.Load(),
+		Closed:      s.closed.Load(),
+		ReapedIdle:  s.reaped[ReasonIdle].Load(),
+		ReapedRead:  s.reaped[ReasonRead].Load(),
+		ReapedWrite: s.reaped[ReasonWrite].Load(),
+		Released:    s.released.Load(),
+		Events:      s.events.Load(),
+		Kept:        s.kept.Load(),
+		Panics:      s.panics.Load(),
+	}
+}
+
+// ConnState is ConnState as a method, to read
+// `srv.ConnState = l.ConnState`.
+func (l *Listener) ConnState(c net.Conn, s http.ConnState) { ConnState(c, s) }
+
+// ConnState is a net/http Server.ConnState hook: it pauses tracking while
+// a request is active, so a slow handler is not reaped, resumes it (with
+// fresh timeouts) when the connection goes idle, and releases hijacked
+// connections. Connections that are not a *Conn, directly or under a
+// tls.Conn or other wrapper with a NetConn method, are ignored. Install it
+// as
+//
+//	srv := &http.Server{Handler: h, ConnState: idletimeout.ConnState}
+//	srv.Serve(l)
+func ConnState(nc net.Conn, s http.ConnState) {
+	c, ok := FromNetConn(nc)
+	if !ok {
+		return
+	}
+	switch s {
+	case http.StateActive:
+		c.Pause()
+	case http.StateIdle:
+		c.Resume()
+	case http.StateHijacked:
+		c.Release()
+	}
+}
+
+// FromNetConn finds the *Conn in nc: nc itself, or the connection under
+// it through NetConn methods (tls.Conn has one), at most 8 levels deep.
+func FromNetConn(nc net.Conn) (*Conn, bool) {
+	for range 8 {
+		switch v := nc.(type) {
+		case *Conn:
+			return v, true
+		case interface{ NetConn() net.Conn }:
+			nc = v.NetConn()
+		default:
+			return nil, false
+		}
+	}
+	return nil, false
+}
+
+// Wrap tracks a connection that no Listener accepted, typically one a
+// client dialed. It returns an error wrapping ErrInvalidConfig when cfg is
+// invalid.
+//
+// Connections wrapped with the same Resolution (and timeouts of similar
+// length) share one timing wheel, run by one goroutine that exists while
+// at least one of them is tracked and exits when the last one is closed or
+// released; cfg's other fields stay per connection. With every timeout
+// zero, c is wrapped but never reaped and no goroutine is involved.
+func Wrap(c net.Conn, cfg Config) (*Conn, error) {
+	s, err := cfg.validate()
+	if err != nil {
+		return nil, err
+	}
+	if !s.enabled() {
+		return disabled.track(c, s)
+	}
+	tr, err := acquireShared(s)
+	if err != nil {
+		return nil, err
+	}
+	return tr.track(c, s) // a failure releases the reference
+}
+
+// disabled is the tracker of connections wrapped with no timeout.
+var disabled = newTracker(0, 0)
+
+// sharedKey identifies the trackers that Wrap shares.
+type sharedKey struct {
+	res  time.Duration
+	ring int64
+}
+
+var (
+	sharedMu sync.Mutex
+	shared   = map[sharedKey]*tracker{} // guarded by sharedMu, as are refs
+)
+
+// acquireShared returns the shared tracker for s with one more reference,
+// starting it if needed. A tracker in the map is never stopped.
+func acquireShared(s *settings) (*tracker, error) {
+	key := sharedKey{res: s.res, ring: ringSize(s)}
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	tr := shared[key]
+	if tr == nil {
+		tr = newTracker(key.res, key.ring)
+		if err := tr.start(); err != nil {
+			return nil, err
+		}
+		tr.key = &key
+		shared[key] = tr
+	}
+	tr.refs++
+	return tr, nil
+}
+
+// releaseShared drops a reference to the shared tracker t, stopping it when
+// it was the last. It may run on an event goroutine of t, so it does not
+// wait for them.
+func releaseShared(t *tracker) {
+	sharedMu.Lock()
+	t.refs--
+	last := t.refs == 0
+	if last {
+		delete(shared, *t.key)
+	}
+	sharedMu.Unlock()
+	if last {
+		t.sched.Stop()
+	}
+}
