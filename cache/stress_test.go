@@ -131,9 +131,12 @@ func TestMassExpiry(t *testing.T) {
 }
 
 // TestDroppedCacheReleasesGoroutines checks the cleanup: a cache the user
-// drops without Close stops its goroutines once it is collected.
+// drops without Close stops its goroutines once it is collected. The test
+// keeps the inner state, which the goroutines reference anyway, and waits
+// for its event goroutine to have exited (close stops the wheel first and
+// waits for both).
 func TestDroppedCacheReleasesGoroutines(t *testing.T) {
-	before := runtime.NumGoroutine()
+	var inner []*cache[string, int]
 	func() {
 		for i := range 3 {
 			c, err := New(Options[string, int]{TTL: time.Minute, Name: fmt.Sprint(i), OnEvict: func(Event[string, int]) {}})
@@ -141,19 +144,30 @@ func TestDroppedCacheReleasesGoroutines(t *testing.T) {
 				t.Fatal(err)
 			}
 			c.Set("k", i)
+			inner = append(inner, c.c)
 		}
 	}()
-	if got := runtime.NumGoroutine(); got < before+6 {
-		t.Fatalf("goroutines = %d with three caches, want >= %d", got, before+6)
-	}
 	for i := 0; ; i++ {
 		runtime.GC()
 		runtime.Gosched()
-		if runtime.NumGoroutine() <= before {
-			return
+		stopped := 0
+		for _, c := range inner {
+			select {
+			case <-c.notify.done:
+				stopped++
+			default:
+			}
+		}
+		if stopped == len(inner) {
+			break
 		}
 		if i == 10_000 {
-			t.Fatalf("goroutines = %d after %d collections, want <= %d", runtime.NumGoroutine(), i, before)
+			t.Fatalf("%d of %d dropped caches stopped after %d collections", stopped, len(inner), i)
+		}
+	}
+	for i, c := range inner {
+		if err := c.sched.Schedule(&c.shards[0].lru.timer, time.Second); err == nil {
+			t.Errorf("cache %d: wheel still accepts commands after the cleanup", i)
 		}
 	}
 }
