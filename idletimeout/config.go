@@ -38,8 +38,9 @@ type Config struct {
 	// timing wheel. A connection is never reaped before its timeout has
 	// elapsed, and an idle one is reaped at most 2 × Resolution after it
 	// (plus scheduling delay). Zero picks the shortest enabled timeout / 16,
-	// clamped to [1ms, 1s]. It must not exceed the shortest enabled timeout,
-	// and a timeout may span at most 65536 resolutions.
+	// clamped to [1ms, 1s] and to at most that timeout, and raised if needed
+	// so that the longest timeout spans at most 65536 resolutions. An
+	// explicit Resolution must meet both limits.
 	Resolution time.Duration
 
 	// OnIdle, if not nil, is called when a timeout expires, and its result
@@ -101,6 +102,7 @@ func (c Config) validate() (*settings, error) {
 	if s.res == 0 {
 		s.res = min(max(time.Duration(s.minT/16), minResolution), maxResolution)
 		s.res = min(s.res, time.Duration(s.minT))
+		s.res = max(s.res, time.Duration((s.maxT+maxRatio-1)/maxRatio))
 	}
 	if int64(s.res) > s.minT {
 		return nil, fmt.Errorf("%w: Resolution %v exceeds the shortest timeout %v", ErrInvalidConfig, s.res, time.Duration(s.minT))
