@@ -301,7 +301,7 @@ func TestCloseCancelsTimer(t *testing.T) {
 		}
 		c2.Release()
 		c2.Release()
-		c2.Close()
+		defer c2.Close()
 		time.Sleep(2 * tRes) // the clock stops at its next tick
 		if got := l.tr.sched.Len(); got != 0 {
 			t.Errorf("after Release: %d timers, want 0 (clock stopped)", got)
