@@ -47,7 +47,9 @@ func (l *pipeListener) Dial() (net.Conn, error) {
 	}
 }
 
-func (l *pipeListener) DialContext(context.Context, string, string) (net.Conn, error) { return l.Dial() }
+func (l *pipeListener) DialContext(context.Context, string, string) (net.Conn, error) {
+	return l.Dial()
+}
 
 type pipeAddr struct{}
 

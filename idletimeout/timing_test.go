@@ -22,7 +22,7 @@ const (
 // or after that tick's publication: both reap times are allowed.
 func modelReap(x, T, res time.Duration) []time.Duration {
 	up := func(d time.Duration) time.Duration { return (d + res - 1) / res * res }
-	after := up(x/res*res+res+T) // stamped with the tick at or before x
+	after := up(x/res*res + res + T) // stamped with the tick at or before x
 	if x%res != 0 {
 		return []time.Duration{after}
 	}
