@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -58,10 +59,10 @@ const transferChunk = 256 << 10
 // cost of an atomic load and compare (no lock, channel or clock read). The
 // other methods pass straight through to the wrapped connection:
 // SetDeadline, SetReadDeadline and SetWriteDeadline are never used for idle
-// tracking and keep their usual meaning. Conn implements io.ReaderFrom and
-// io.WriterTo so that copies between TCP connections and files keep the
-// kernel's zero-copy paths (splice, sendfile), refreshing the stamps every
-// 256 KiB; CloseRead, CloseWrite and SyscallConn reach the wrapped
+// tracking and keep their usual meaning. Conn implements io.ReaderFrom, so
+// that copying a file to a TCP connection keeps sendfile (refreshing the
+// stamp every 256 KiB), and io.WriterTo; CloseRead, CloseWrite and
+// SyscallConn reach the wrapped
 // connection's methods and return an error wrapping errors.ErrUnsupported
 // when it has none.
 //
@@ -276,25 +277,24 @@ func (c *Conn) unsupported(method string) error {
 	return fmt.Errorf("idletimeout: %T has no %s: %w", c.inner, method, errors.ErrUnsupported)
 }
 
-// ReadFrom copies r to c until EOF or an error. When the wrapped
-// connection is an io.ReaderFrom (a TCP connection is), the copy goes
-// through it, 256 KiB per call, so the kernel's splice and sendfile paths
-// stay in use for *os.File, TCP and Unix sources, including sources that
-// are a *Conn or an *io.LimitedReader of one; the stamps of c (and of a
-// *Conn source) are refreshed after each call.
+// ReadFrom copies r to c until EOF or an error, refreshing c's write
+// stamp as data moves. When r is a regular *os.File (or an
+// *io.LimitedReader of one) and the wrapped connection is an io.ReaderFrom
+// (a TCP connection is), the copy goes through it 256 KiB per call, so
+// sendfile stays in use, and the stamp is refreshed after each call. Other
+// sources, sockets included, are copied through c.Write: a splice from a
+// socket returns only once its whole chunk has arrived, so it cannot
+// report the progress of a slow or interactive stream, and a connection
+// moving data that way would be reaped while active.
 func (c *Conn) ReadFrom(r io.Reader) (int64, error) {
 	rf, ok := c.inner.(io.ReaderFrom)
-	if !ok {
-		return io.Copy(writerOnly{c}, r)
-	}
 	outer, _ := r.(*io.LimitedReader)
 	src := r
 	if outer != nil {
 		src = outer.R
 	}
-	from, _ := src.(*Conn)
-	if from != nil {
-		src = from.inner
+	if !ok || !isRegularFile(src) {
+		return io.Copy(writerOnly{c}, r)
 	}
 	var total int64
 	for {
@@ -312,14 +312,8 @@ func (c *Conn) ReadFrom(r io.Reader) (int64, error) {
 		}
 		if m > 0 {
 			c.stamp(&c.wstamp)
-			if from != nil {
-				from.stamp(&from.rstamp)
-			}
 		}
 		if err != nil {
-			if from != nil && from.reaped.Load() != 0 {
-				return total, from.mapErr("read", err)
-			}
 			return total, c.mapErr("write", err)
 		}
 		if m < n {
@@ -328,41 +322,23 @@ func (c *Conn) ReadFrom(r io.Reader) (int64, error) {
 	}
 }
 
-// WriteTo copies from c to w until EOF or an error. When w (or the
-// connection under w, if w is a *Conn) is an io.ReaderFrom, the copy goes
-// through it 256 KiB at a time, which keeps TCP-to-TCP splice and
-// socket-to-file splice; the stamps of c (and of a *Conn w) are refreshed
-// after each call. Otherwise it copies through c.Read.
-func (c *Conn) WriteTo(w io.Writer) (int64, error) {
-	dst := w
-	to, _ := w.(*Conn)
-	if to != nil {
-		dst = to.inner
-	}
-	rf, ok := dst.(io.ReaderFrom)
+// isRegularFile reports whether r is an *os.File of a regular file, which
+// sendfile reads without waiting for data to arrive.
+func isRegularFile(r io.Reader) bool {
+	f, ok := r.(*os.File)
 	if !ok {
-		return io.Copy(w, readerOnly{c})
+		return false
 	}
-	var total int64
-	for {
-		m, err := rf.ReadFrom(&io.LimitedReader{R: c.inner, N: transferChunk})
-		total += m
-		if m > 0 {
-			c.stamp(&c.rstamp)
-			if to != nil {
-				to.stamp(&to.wstamp)
-			}
-		}
-		if err != nil {
-			if to != nil && to.reaped.Load() != 0 {
-				return total, to.mapErr("write", err)
-			}
-			return total, c.mapErr("read", err)
-		}
-		if m < transferChunk {
-			return total, nil // c reached EOF
-		}
-	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// WriteTo copies from c to w until EOF or an error, through c.Read, so
+// c's read stamp (and w's write stamp, if w is a *Conn) is refreshed as
+// data arrives; see ReadFrom for why socket-to-socket splice is not used.
+// When w is an io.ReaderFrom it receives the data through its ReadFrom.
+func (c *Conn) WriteTo(w io.Writer) (int64, error) {
+	return io.Copy(w, readerOnly{c})
 }
 
 // writerOnly and readerOnly hide ReadFrom and WriteTo from io.Copy.

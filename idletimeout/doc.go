@@ -67,8 +67,10 @@
 //     returns, so a Write still blocked after WriteTimeout or IdleTimeout
 //     is reaped as idle; SetDeadline and friends pass straight through and
 //     are never used for idle tracking.
-//   - ReadFrom and WriteTo keep the kernel's zero-copy paths (splice,
-//     sendfile) and refresh the stamps every 256 KiB moved.
+//   - ReadFrom keeps sendfile for regular files, refreshing the stamp
+//     every 256 KiB. Socket-to-socket splice is not used: it returns only
+//     when its whole chunk has arrived, so an interactive stream would look
+//     idle; such copies go through Read and Write.
 //   - Closing a connection cancels its timer at once; Release (and the
 //     net/http hook [ConnState] for hijacked connections) does too.
 //

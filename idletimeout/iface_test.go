@@ -66,9 +66,9 @@ func (s *spyConn) ReadFrom(r io.Reader) (int64, error) {
 }
 
 // TestReadFromKeepsZeroCopySource: ReadFrom hands the wrapped connection's
-// ReadFrom the original source (unwrapped from a *Conn and from an
-// *io.LimitedReader), in 256 KiB *io.LimitedReader chunks, which splice and
-// sendfile recognize.
+// ReadFrom a regular file (unwrapped from an *io.LimitedReader) in 256 KiB
+// *io.LimitedReader chunks, which sendfile recognizes; a socket source goes
+// through Write instead.
 func TestReadFromKeepsZeroCopySource(t *testing.T) {
 	f, err := os.Create(filepath.Join(t.TempDir(), "data"))
 	if err != nil {
@@ -93,7 +93,7 @@ func TestReadFromKeepsZeroCopySource(t *testing.T) {
 	}{
 		{"file", func() io.Reader { f.Seek(0, 0); return f }, f, size, 4},
 		{"limited file", func() io.Reader { f.Seek(0, 0); return io.LimitReader(f, transferChunk+1) }, f, transferChunk + 1, 2},
-		{"wrapped conn, limited", func() io.Reader { return io.LimitReader(srcConn, 2*transferChunk) }, srcConn.NetConn(), 2 * transferChunk, 2},
+		{"wrapped conn, limited", func() io.Reader { return io.LimitReader(srcConn, 2*transferChunk) }, nil, 2 * transferChunk, 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -128,41 +128,95 @@ type readConn struct {
 
 func (c *readConn) Read(b []byte) (int, error) { return c.r.Read(b) }
 
-// TestWriteToUsesDestinationReaderFrom: WriteTo feeds the destination's
-// ReadFrom (unwrapped from a *Conn) with the wrapped connection itself in
-// 256 KiB chunks, so TCP-to-TCP copies splice.
-func TestWriteToUsesDestinationReaderFrom(t *testing.T) {
-	const size = 2*transferChunk + 5
-	inner := &readConn{r: bytes.NewReader(make([]byte, size))}
-	src, err := Wrap(inner, Config{IdleTimeout: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	spy := &spyConn{}
-	dst, err := Wrap(spy, Config{IdleTimeout: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dst.Close()
-	n, err := io.Copy(dst, src) // src.WriteTo(dst)
-	if err != nil || n != size {
-		t.Fatalf("io.Copy = %d, %v; want %d", n, err, size)
-	}
-	if len(spy.srcs) != 3 {
-		t.Errorf("%d calls of the destination's ReadFrom, want 3", len(spy.srcs))
-	}
-	for i, r := range spy.srcs {
-		if lr, ok := r.(*io.LimitedReader); !ok || lr.R != net.Conn(inner) {
-			t.Errorf("call %d got %T, want *io.LimitedReader over the source's inner conn", i, r)
+// TestWriteToStampsBothEnds: WriteTo copies through Read, so the source's
+// read stamp and a *Conn destination's write stamp follow the data.
+func TestWriteToStampsBothEnds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const size = 2*transferChunk + 5
+		inner := &readConn{r: io.MultiReader(bytes.NewReader(make([]byte, size/2)), slowReader{}, bytes.NewReader(make([]byte, size-size/2)))}
+		src, err := Wrap(inner, Config{IdleTimeout: tT, Resolution: tRes})
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
+		defer src.Close()
+		spy := &spyConn{}
+		dst, err := Wrap(spy, Config{IdleTimeout: tT, Resolution: tRes})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer dst.Close()
+		start := time.Now()
+		n, err := io.Copy(dst, src) // src.WriteTo(dst)
+		if err != nil || n != size {
+			t.Fatalf("io.Copy = %d, %v; want %d", n, err, size)
+		}
+		if len(spy.srcs) != 0 {
+			t.Errorf("the destination's ReadFrom was called %d times, want 0 (data through Write)", len(spy.srcs))
+		}
+		if got := src.LastRead().Sub(start); got < slowReaderDelay-tRes {
+			t.Errorf("source LastRead at %v, want after the slow part (%v)", got, slowReaderDelay)
+		}
+		if got := dst.LastWrite().Sub(start); got < slowReaderDelay-tRes {
+			t.Errorf("destination LastWrite at %v, want after the slow part (%v)", got, slowReaderDelay)
+		}
+	})
 }
 
-// TestTransferRefreshesStamps: a zero-copy transfer much longer than the
-// timeout keeps the connection alive, since the stamps are refreshed after
-// every chunk; once it ends the connection is reaped on time.
+// slowReader waits, then reports EOF: a pause in the middle of a stream.
+type slowReader struct{}
+
+const slowReaderDelay = 500 * time.Millisecond
+
+func (slowReader) Read([]byte) (int, error) { time.Sleep(slowReaderDelay); return 0, io.EOF }
+
+// TestInteractiveCopyNotReaped: a copy goroutine blocked in WriteTo on a
+// connection that carries a small message every 0.6 timeouts is never
+// reaped (a splice waiting for a full chunk would be); once the messages
+// stop, it is reaped on time.
+func TestInteractiveCopyNotReaped(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		l, pl := newPipeServer(t, Config{IdleTimeout: tT, Resolution: tRes})
+		defer l.Close()
+		c, client := pair(t, l, pl)
+		defer client.Close()
+		copied := make(chan error)
+		go func() {
+			_, err := c.WriteTo(io.Discard)
+			copied <- err
+		}()
+		for i := range 10 {
+			time.Sleep(tT * 6 / 10)
+			if _, err := client.Write([]byte("m")); err != nil {
+				t.Fatalf("message %d: %v (reaped while active)", i, err)
+			}
+		}
+		last := time.Since(start)
+		err := <-copied
+		if !errors.Is(err, ErrIdle) {
+			t.Errorf("WriteTo ended with %v, want ErrIdle", err)
+		}
+		if idle := time.Since(start) - last; idle < tT || idle > tT+2*tRes {
+			t.Errorf("reaped %v after the last message, want within [%v, %v]", idle, tT, tT+2*tRes)
+		}
+	})
+}
+
+// TestTransferRefreshesStamps: a sendfile-style transfer from a regular
+// file, much longer than the timeout, keeps the connection alive, since
+// the stamp is refreshed after every chunk; once it ends the connection is
+// reaped on time.
 func TestTransferRefreshesStamps(t *testing.T) {
+	f, err := os.Create(filepath.Join(t.TempDir(), "big"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	const size = 16 * transferChunk
+	if _, err := f.Write(make([]byte, size)); err != nil {
+		t.Fatal(err)
+	}
+	f.Seek(0, 0)
 	synctest.Test(t, func(t *testing.T) {
 		start := time.Now()
 		spy := &spyConn{delay: 600 * time.Millisecond}
@@ -170,8 +224,7 @@ func TestTransferRefreshesStamps(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		const size = 16 * transferChunk
-		n, err := c.ReadFrom(io.LimitReader(zeros{}, size))
+		n, err := c.ReadFrom(f)
 		if err != nil || n != size {
 			t.Fatalf("ReadFrom = %d, %v after %v; want %d, nil", n, err, time.Since(start), size)
 		}
@@ -179,8 +232,10 @@ func TestTransferRefreshesStamps(t *testing.T) {
 			t.Fatalf("transfer took %v, want a transfer longer than the timeout", took)
 		}
 		done := time.Since(start)
-		if got := c.LastWrite().Sub(start); done-got > tRes {
-			t.Errorf("LastWrite %v, want within %v of the end %v", got, tRes, done)
+		// The last call only found EOF, after the spy's delay.
+		lastData := c.LastWrite().Sub(start)
+		if want := done - spy.delay; lastData > want || lastData < want-tRes {
+			t.Errorf("LastWrite %v, want within %v before the last chunk's end %v", lastData, tRes, want)
 		}
 		ev := make(chan time.Duration)
 		go func() {
@@ -189,15 +244,12 @@ func TestTransferRefreshesStamps(t *testing.T) {
 			}
 			ev <- time.Since(start)
 		}()
-		if at := <-ev; at-done < tT || at-done > tT+2*tRes+tRes/10 {
-			t.Errorf("reaped %v after the transfer, want about %v", at-done, tT)
+		if at := <-ev; at-lastData < tT || at-lastData > tT+3*tRes+tRes/10 {
+			t.Errorf("reaped %v after the last chunk, want about %v", at-lastData, tT)
 		}
 	})
 }
 
-type zeros struct{}
-
-func (zeros) Read(b []byte) (int, error) { clear(b); return len(b), nil }
 
 // TestTCPCopyBothWays: io.Copy between two tracked TCP connections (the
 // proxy case, via WriteTo and ReadFrom) moves every byte and refreshes both.

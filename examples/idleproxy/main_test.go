@@ -1,0 +1,173 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// syncBuffer is a log sink safe for the proxy's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// echoServer accepts on 127.0.0.1 and echoes every connection until it is
+// closed by the test's cleanup.
+func echoServer(t *testing.T) net.Addr {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer c.Close()
+				io.Copy(c, c)
+			}()
+		}
+	}()
+	return ln.Addr()
+}
+
+// startProxy runs the proxy on loopback and returns its address and a
+// function that stops it and returns run's error and the log.
+func startProxy(t *testing.T, upstream net.Addr, idle time.Duration) (net.Addr, func() (error, string)) {
+	ctx, cancel := context.WithCancel(context.Background())
+	logs := &syncBuffer{}
+	addrc := make(chan net.Addr, 1)
+	errc := make(chan error, 1)
+	go func() {
+		errc <- run(ctx, []string{"-listen", "127.0.0.1:0", "-upstream", upstream.String(), "-idle", idle.String()},
+			logs, func(a net.Addr) { addrc <- a })
+	}()
+	select {
+	case a := <-addrc:
+		return a, func() (error, string) { cancel(); return <-errc, logs.String() }
+	case err := <-errc:
+		cancel()
+		t.Fatalf("run: %v", err)
+		return nil, nil
+	}
+}
+
+func dial(t *testing.T, addr net.Addr) *net.TCPConn {
+	c, err := net.Dial("tcp", addr.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SetDeadline(time.Now().Add(20 * time.Second)) // a hung test fails instead of hanging
+	t.Cleanup(func() { c.Close() })
+	return c.(*net.TCPConn)
+}
+
+// TestProxyEchoAndIdleClose runs the proxy on loopback: data flows both
+// ways (1 MiB, through splice), a client that keeps talking survives
+// several idle timeouts, and a quiet one is closed after the timeout.
+func TestProxyEchoAndIdleClose(t *testing.T) {
+	const idle = 100 * time.Millisecond
+	proxyAddr, stop := startProxy(t, echoServer(t), idle)
+
+	// Bulk echo.
+	c := dial(t, proxyAddr)
+	payload := bytes.Repeat([]byte("idleproxy "), 1<<20/10)
+	go func() {
+		c.Write(payload)
+		c.CloseWrite()
+	}()
+	got, err := io.ReadAll(c)
+	if err != nil || !bytes.Equal(got, payload) {
+		t.Fatalf("echo through the proxy: %d bytes, %v; want the %d sent", len(got), err, len(payload))
+	}
+
+	// A chatty client: one round trip every idle/4 for 5 timeouts, timed by
+	// read deadlines on a silent connection, not sleeps.
+	chatty := dial(t, proxyAddr)
+	quiet := dial(t, proxyAddr)
+	quiet.Write([]byte("q"))
+	quiet.Read(make([]byte, 1))
+	quietSince := time.Now()
+	tick := dial(t, proxyAddr) // never written to: its reads only time out
+	end := time.Now().Add(5 * idle)
+	for time.Now().Before(end) {
+		tick.SetReadDeadline(time.Now().Add(idle / 4))
+		tick.Read(make([]byte, 1))
+		if _, err := chatty.Write([]byte("x")); err != nil {
+			t.Fatalf("chatty client write: %v (closed while active)", err)
+		}
+		if _, err := chatty.Read(make([]byte, 1)); err != nil {
+			t.Fatalf("chatty client read: %v (closed while active)", err)
+		}
+	}
+
+	// The quiet client was closed by the proxy, not before the timeout.
+	n, err := quiet.Read(make([]byte, 1))
+	if n != 0 || err != io.EOF {
+		t.Errorf("quiet client: %d, %v; want EOF", n, err)
+	}
+	if waited := time.Since(quietSince); waited < idle {
+		t.Errorf("quiet client closed after %v, before the %v timeout", waited, idle)
+	}
+
+	err, logs := stop()
+	if err != nil {
+		t.Errorf("run returned %v after cancel, want nil", err)
+	}
+	if !strings.Contains(logs, "without traffic") || !strings.Contains(logs, "stopped:") {
+		t.Errorf("log %q, want an idle close and the stop line", logs)
+	}
+	// The chatty client is closed by the shutdown.
+	chatty.SetReadDeadline(time.Now().Add(20 * time.Second))
+	if _, err := chatty.Read(make([]byte, 1)); err == nil {
+		t.Errorf("chatty client still served after shutdown")
+	}
+}
+
+// TestRunFlags rejects bad command lines before listening.
+func TestRunFlags(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no upstream", []string{"-listen", "127.0.0.1:0"}, "-upstream is required"},
+		{"zero idle", []string{"-upstream", "127.0.0.1:1", "-idle", "0s"}, "-idle 0s"},
+		{"bad flag", []string{"-nope"}, "flag provided but not defined"},
+		{"bad listen", []string{"-upstream", "127.0.0.1:1", "-listen", "256.0.0.1:0"}, "listen"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := run(context.Background(), tc.args, io.Discard, nil)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("run(%q) = %v, want an error containing %q", tc.args, err, tc.want)
+			}
+		})
+	}
+}
