@@ -250,7 +250,6 @@ func TestTransferRefreshesStamps(t *testing.T) {
 	})
 }
 
-
 // TestTCPCopyBothWays: io.Copy between two tracked TCP connections (the
 // proxy case, via WriteTo and ReadFrom) moves every byte and refreshes both.
 func TestTCPCopyBothWays(t *testing.T) {
