@@ -26,6 +26,7 @@ type IdleError struct {
 	Err    error  // what the wrapped connection returned
 }
 
+// Error names the operation and the timeout that expired.
 func (e *IdleError) Error() string {
 	return fmt.Sprintf("idletimeout: %s: connection closed after %s timeout", e.Op, e.Reason)
 }

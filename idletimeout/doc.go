@@ -64,9 +64,9 @@
 //   - Event.Idle is a lower bound: at least the timeout, at most one
 //     Resolution short of the true idle time.
 //   - A Write that blocks (the peer does not read) refreshes only when it
-//     returns, so a Write still blocked after WriteTimeout or IdleTimeout
-//     is reaped as idle; SetDeadline and friends pass straight through and
-//     are never used for idle tracking.
+//     returns, so a connection whose only activity is a Write blocked for
+//     longer than the timeout is reaped as idle. SetDeadline and friends
+//     pass straight through and are never used for idle tracking.
 //   - ReadFrom keeps sendfile for regular files, refreshing the stamp
 //     every 256 KiB. Socket-to-socket splice is not used: it returns only
 //     when its whole chunk has arrived, so an interactive stream would look
