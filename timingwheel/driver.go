@@ -179,7 +179,6 @@ func (d *driver[T]) run(l layer[T]) {
 		batch = make([]cmd[T], 0, 64)
 		busy  bool // advance has more work for ticks already passed
 		ticks = d.cfg.ticks
-		tick  bool // a ticker tick arrived this iteration
 	)
 	if ticks == nil {
 		sleep = time.NewTimer(time.Hour)
@@ -197,25 +196,37 @@ func (d *driver[T]) run(l layer[T]) {
 			default:
 			}
 		} else {
-			if sleep != nil {
-				if next := d.w.nextVisit(); next < armed {
-					armed = next
-					sleep.Reset(time.Duration(next*d.interval - d.nowNs))
-				}
-			}
+			// Commands already queued are taken before a tick is looked
+			// for: under WithTicker they were made before the tick was
+			// received and count from before it. A command that arrives
+			// after the tick is applied after it (below), so it counts
+			// from the tick and is never early.
 			select {
 			case <-d.stop:
 				return
 			case c := <-d.cmds:
 				batch = append(batch, c)
-			case <-wake:
-				armed = never
-			case _, ok := <-ticks:
-				if !ok {
-					ticks = nil // a closed ticker freezes the wheel
-					break
+			default:
+				if sleep != nil {
+					if next := d.w.nextVisit(); next < armed {
+						armed = next
+						sleep.Reset(time.Duration(next*d.interval - d.nowNs))
+					}
 				}
-				tick = true
+				select {
+				case <-d.stop:
+					return
+				case c := <-d.cmds:
+					batch = append(batch, c)
+				case <-wake:
+					armed = never
+				case _, ok := <-ticks:
+					if !ok {
+						ticks = nil // a closed ticker freezes the wheel
+						break
+					}
+					d.ticks++
+				}
 			}
 		}
 		// Take what else is queued. Every command in the batch was sent
@@ -236,12 +247,6 @@ func (d *driver[T]) run(l layer[T]) {
 			batch[i] = cmd[T]{} // release key and value
 		}
 		batch = batch[:0]
-		if tick {
-			// Commands queued before the tick count from before it.
-			tick = false
-			d.ticks++
-			d.readClock()
-		}
 		busy = d.w.advance(d.nowNs/d.interval, d.cfg.budget, l.fire)
 		l.flush()
 	}
