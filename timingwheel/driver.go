@@ -67,6 +67,10 @@ type driver[T any] struct {
 	once    sync.Once
 	stopped atomic.Bool
 
+	// loops counts the owner's loop iterations (wake-ups); tests read it to
+	// check that an idle wheel sleeps.
+	loops atomic.Uint64
+
 	// Owner goroutine only.
 	nowNs int64 // time of the current iteration, in ns since origin
 	ticks int64 // ticks received in ticker mode
@@ -186,6 +190,7 @@ func (d *driver[T]) run(l layer[T]) {
 		wake = sleep.C
 	}
 	for {
+		d.loops.Add(1)
 		if busy {
 			// Serve whatever is queued, then go on with the backlog.
 			select {
