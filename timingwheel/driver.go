@@ -214,8 +214,10 @@ func (d *driver[T]) run(l layer[T]) {
 			default:
 				if sleep != nil {
 					if next := d.w.nextVisit(); next < armed {
+						// Measured from the clock, not from nowNs: callbacks
+						// (WithInline, Scheduler) may have run since it was read.
 						armed = next
-						sleep.Reset(time.Duration(next*d.interval - d.nowNs))
+						sleep.Reset(time.Until(d.origin.Add(time.Duration(next * d.interval))))
 					}
 				}
 				select {
