@@ -53,11 +53,8 @@ func New[K comparable, V any](interval time.Duration, numSlots int, execute func
 	if execute == nil {
 		return nil, argError("nil execute")
 	}
-	cfg := defaultConfig()
-	for _, o := range opts {
-		o(&cfg)
-	}
-	if err := cfg.validate(); err != nil {
+	cfg, err := newConfig(opts)
+	if err != nil {
 		return nil, err
 	}
 	tw := &TimingWheel[K, V]{

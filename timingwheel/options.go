@@ -55,6 +55,18 @@ func defaultConfig() config {
 	}
 }
 
+// newConfig applies opts to the defaults and validates the result.
+func newConfig(opts []Option) (config, error) {
+	c := defaultConfig()
+	for _, o := range opts {
+		if o == nil {
+			return config{}, argError("nil option")
+		}
+		o(&c)
+	}
+	return c, c.validate()
+}
+
 func (c *config) validate() error {
 	switch {
 	case c.concurrency <= 0:

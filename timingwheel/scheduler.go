@@ -37,11 +37,8 @@ func NewScheduler[T any](interval time.Duration, numSlots int, fire func(t *Time
 	if fire == nil {
 		return nil, argError("nil fire")
 	}
-	cfg := defaultConfig()
-	for _, o := range opts {
-		o(&cfg)
-	}
-	if err := cfg.validate(); err != nil {
+	cfg, err := newConfig(opts)
+	if err != nil {
 		return nil, err
 	}
 	s := &Scheduler[T]{d: newDriver[T](interval, numSlots, cfg), onFire: fire}
