@@ -139,8 +139,11 @@ func (tw *TimingWheel[K, V]) check(key K, delay time.Duration) error {
 	if err := validDelay(delay); err != nil {
 		return err
 	}
-	if tw.checkKey && !reflect.ValueOf(any(key)).Comparable() {
-		return argError("key of type %T is not hashable", key)
+	if tw.checkKey {
+		// A nil interface key is valid; reflect calls it not comparable.
+		if v := reflect.ValueOf(any(key)); v.IsValid() && !v.Comparable() {
+			return argError("key of type %T is not hashable", key)
+		}
 	}
 	return nil
 }
