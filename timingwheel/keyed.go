@@ -71,7 +71,8 @@ func New[K comparable, V any](interval time.Duration, numSlots int, execute func
 // SetTimer arms a timer that runs execute(key, value) after delay. If key
 // already has a timer, its value is replaced and it is re-armed for the new
 // delay, earlier or later. It returns an error wrapping ErrArgument for
-// delay <= 0 or an unhashable key, and ErrClosed after Stop. O(1).
+// delay <= 0, an unhashable key, or a key not equal to itself (a NaN), and
+// ErrClosed after Stop. O(1).
 func (tw *TimingWheel[K, V]) SetTimer(key K, value V, delay time.Duration) error {
 	if err := tw.check(key, delay); err != nil {
 		return err
@@ -92,7 +93,7 @@ func (tw *TimingWheel[K, V]) MoveTimer(key K, delay time.Duration) error {
 }
 
 // RemoveTimer cancels key's timer, releasing its key and value at once. It
-// returns nil when key has no timer, ErrArgument for an unhashable key and
+// returns nil when key has no timer, ErrArgument for a key SetTimer refuses and
 // ErrClosed after Stop. A callback that has already started (or been handed
 // to a worker) is not recalled. O(1).
 func (tw *TimingWheel[K, V]) RemoveTimer(key K) error {
@@ -144,6 +145,11 @@ func (tw *TimingWheel[K, V]) check(key K, delay time.Duration) error {
 		if v := reflect.ValueOf(any(key)); v.IsValid() && !v.Comparable() {
 			return argError("key of type %T is not hashable", key)
 		}
+	}
+	if key != key {
+		// NaN, or a struct, array or interface holding one: the map could
+		// store it but never find or delete it again.
+		return argError("key of type %T is not equal to itself (NaN)", key)
 	}
 	return nil
 }
