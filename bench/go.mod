@@ -8,6 +8,7 @@ require (
 	github.com/hashicorp/golang-lru/v2 v2.0.7
 	github.com/jellydator/ttlcache/v3 v3.4.1
 	github.com/maypok86/otter/v2 v2.4.0
+	github.com/patrickmn/go-cache v2.1.0+incompatible
 	github.com/zeromicro/go-zero v1.10.3
 )
 
