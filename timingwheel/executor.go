@@ -19,6 +19,16 @@ type executor[E any] struct {
 // batch.
 func (e *executor[E]) submit(batch []E) {
 	e.mu.Lock()
+	if e.head > 0 && e.head >= len(e.queue)-e.head {
+		// The consumed prefix is at least as long as what is pending:
+		// move the pending part down, so a queue that never runs empty
+		// does not grow with everything that ever passed through it.
+		// Amortized O(1): each move is paid for by as many consumed items.
+		n := copy(e.queue, e.queue[e.head:])
+		clear(e.queue[n:]) // the moved items' old places
+		e.queue = e.queue[:n]
+		e.head = 0
+	}
 	e.queue = append(e.queue, batch...)
 	start := min(e.limit-e.running, len(e.queue)-e.head)
 	e.running += start
