@@ -112,7 +112,7 @@ func TestDiff_CacheNonPositiveTTL(t *testing.T) {
 // later. Ours keeps it for its whole TTL and no longer.
 func TestDiff_CacheEntryRemovedEarlyInGoZero(t *testing.T) {
 	for _, c := range []struct {
-		impl                 cacheImpl
+		impl               cacheImpl
 		at1200ms, at2700ms bool // present 1.2 s and 2.7 s after Set
 	}{
 		{goZeroCache, false, false},
