@@ -44,6 +44,8 @@ type cache[K comparable, V any] struct {
 
 	closeOnce sync.Once
 	closed    chan struct{}
+
+	beforeArm func() // tests only: runs before each Schedule sent by arm
 }
 
 // New returns a cache configured by opts, with its expiry engine running.
@@ -146,9 +148,9 @@ func (c *cache[K, V]) get(key K) (V, bool) {
 	s.mu.RLock()
 	if n := s.m[key]; n != nil {
 		st := n.stamp.Load()
-		if st>>1 > c.now() {
-			if st&1 == 0 {
-				n.stamp.Or(1)
+		if st>>stampShift > c.now() {
+			if st&markBit == 0 {
+				n.stamp.Or(markBit)
 			}
 			v := n.value
 			s.mu.RUnlock()
@@ -206,14 +208,52 @@ func (c *cache[K, V]) set(key K, value V, ttl time.Duration) {
 // OnEvict call.
 func (c *cache[K, V]) finish(p *pending[K, V]) {
 	if p.arm != nil {
-		// An error means the cache was closed meanwhile: nothing to arm.
-		_ = c.sched.Schedule(&p.arm.timer, time.Duration(p.armDelay))
+		c.arm(p.arm, p.armFrom, p.armAt)
 	}
 	if p.cancel != nil {
+		// An error means the cache was closed meanwhile: nothing to do.
 		_ = c.sched.Cancel(&p.cancel.timer)
 	}
 	if p.event.Reason != 0 && c.onEvict != nil {
 		c.onEvict(p.event)
+	}
+}
+
+// arm sends the Schedule commands for n, whose arming bit the caller set
+// under the lock, until the wheel is sure to fire n by its deadline.
+//
+// The wheel's Schedule moves a timer later as well as earlier, so two
+// Schedules for one node must reach it in the order they were decided, or
+// a stale, later one could postpone reclamation. Hence one sender per node
+// at a time: after each send (which, once returned, is queued ahead of any
+// command sent later), the sender rechecks under the lock; if a writer
+// recorded an earlier deadline meanwhile it sends again, if the node died
+// meanwhile it sends the Cancel (after its own Schedule), and otherwise it
+// clears the bit. A later deadline needs no send: the fire callback
+// re-arms for the remainder.
+func (c *cache[K, V]) arm(n *node[K, V], now, deadline int64) {
+	s := n.sh
+	for {
+		if c.beforeArm != nil {
+			c.beforeArm()
+		}
+		err := c.sched.Schedule(&n.timer, time.Duration(max(deadline-now, 1)))
+		s.mu.Lock()
+		n.setArmingLocked(false)
+		switch {
+		case err != nil: // closed
+		case !n.live():
+			s.mu.Unlock()
+			_ = c.sched.Cancel(&n.timer)
+			return
+		case n.deadline() < deadline:
+			deadline, now = n.deadline(), c.now()
+			n.setArmingLocked(true)
+			s.mu.Unlock()
+			continue
+		}
+		s.mu.Unlock()
+		return
 	}
 }
 
@@ -245,7 +285,7 @@ func (c *cache[K, V]) delete(key K) {
 func (c *cache[K, V]) fire(t *timingwheel.Timer[*node[K, V]], now time.Time) time.Duration {
 	n := t.Value
 	at := int64(now.Sub(c.origin))
-	s := c.shardOf(n.key)
+	s := n.sh
 	s.mu.Lock()
 	if !n.live() {
 		s.mu.Unlock()
@@ -255,10 +295,11 @@ func (c *cache[K, V]) fire(t *timingwheel.Timer[*node[K, V]], now time.Time) tim
 		s.mu.Unlock()
 		return time.Duration(d - at)
 	}
+	k := n.key
 	v := s.removeLocked(n, Expired)
 	s.mu.Unlock()
 	if c.notify != nil {
-		c.notify.push(Event[K, V]{Key: n.key, Value: v, Reason: Expired})
+		c.notify.push(Event[K, V]{Key: k, Value: v, Reason: Expired})
 	}
 	return 0
 }

@@ -205,9 +205,10 @@ func TestLaterDeadlineOnlyRecorded(t *testing.T) {
 	s.init(0)
 	var p pending[string, int]
 	s.setLocked("k", 1, 0, 100, &p)
-	if p.arm == nil || p.armDelay != 100 {
-		t.Fatalf("new key: arm = %v, delay %d; want the node, 100", p.arm, p.armDelay)
+	if p.arm == nil || p.armAt != 100 {
+		t.Fatalf("new key: arm = %v at %d; want the node at 100", p.arm, p.armAt)
 	}
+	p.arm.setArmingLocked(false) // as arm does once its send is done
 	p = pending[string, int]{}
 	s.setLocked("k", 2, 10, 200, &p)
 	if p.arm != nil || p.cancel != nil {
@@ -218,8 +219,8 @@ func TestLaterDeadlineOnlyRecorded(t *testing.T) {
 	}
 	p = pending[string, int]{}
 	s.setLocked("k", 3, 20, 50, &p)
-	if p.arm == nil || p.armDelay != 30 {
-		t.Errorf("earlier deadline: arm = %v, delay %d; want the node, 30", p.arm, p.armDelay)
+	if p.arm == nil || p.armAt != 50 || p.armFrom != 20 {
+		t.Errorf("earlier deadline: arm = %v at %d from %d; want the node at 50 from 20", p.arm, p.armAt, p.armFrom)
 	}
 
 	// Behaviour: the entry lives to its later deadline, and no longer.

@@ -41,8 +41,8 @@ func checkInvariants[K comparable, V any](t testing.TB, c *Cache[K, V], limit in
 			if e.timer.Value != e {
 				t.Errorf("shard %d: node %v: timer back pointer %p, want %p", i, e.key, e.timer.Value, e)
 			}
-			if got := in.shardOf(e.key); got != s {
-				t.Errorf("node %v: in shard %d, but hashes elsewhere", e.key, i)
+			if got := in.shardOf(e.key); got != s || e.sh != s {
+				t.Errorf("node %v: in shard %d, but hashes elsewhere or points elsewhere", e.key, i)
 			}
 			if quiet && e.deadline()+int64(in.res) <= now {
 				t.Errorf("shard %d: node %v: deadline %v, overdue at %v by more than resolution %v",

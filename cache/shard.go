@@ -8,34 +8,72 @@ import (
 )
 
 // node is one entry, and the only per-entry allocation besides the map
-// slot: the wheel Timer, the LRU links, the deadline and access mark, the
-// key and the value live together.
+// slot: the wheel Timer, the LRU links, the deadline and flags, the key and
+// the value live together.
 //
 // Ownership. timer's links and deadline belong to the wheel's owner
-// goroutine; timer.Value (the back pointer) and key are written once before
-// the node is published and never change. prev, next, value and the
-// deadline half of stamp are guarded by the shard lock (written with it held
-// exclusively). The access bit of stamp is set by readers holding the lock
-// shared, atomically, and cleared by writers holding it exclusively.
+// goroutine; timer.Value (the back pointer) and sh are written once before
+// the node is published and never change. key, prev, next, value and the
+// deadline and arming bits of stamp are guarded by the shard lock (written
+// with it held exclusively). The mark bit of stamp is set by readers holding
+// the lock shared, atomically, and cleared by writers holding it
+// exclusively.
+//
+// Identity. A node leaves the cache either dead (removed by Delete or by
+// expiry, and then never used again) or recycled: an insertion into a full
+// shard takes over its victim's node and re-arms its timer. Both are safe
+// because the expiry callback trusts nothing but the node's state under the
+// lock.
 type node[K comparable, V any] struct {
 	timer timingwheel.Timer[*node[K, V]]
 
-	// prev and next link the shard's LRU list; both nil once the node has
-	// left the cache (it is dead, and never comes back).
+	// prev and next link the shard's LRU list; both nil once the node is
+	// dead (it never comes back).
 	prev, next *node[K, V]
 
-	// stamp is deadline<<1 | accessed, where deadline is in nanoseconds
-	// since the cache's origin.
+	// sh is the node's shard, so the expiry callback can lock it without
+	// reading key, which a recycling writer may be changing.
+	sh *shard[K, V]
+
+	// stamp is deadline<<stampShift | arming | mark, where deadline is in
+	// nanoseconds since the cache's origin (see the bit constants).
 	stamp atomic.Int64
 
 	key   K
 	value V
 }
 
-func (n *node[K, V]) deadline() int64 { return n.stamp.Load() >> 1 }
+const (
+	// markBit is the access mark: set by a read, cleared by a write or a
+	// second chance.
+	markBit = 1
+	// armingBit says a goroutine is sending Schedule commands for the
+	// node (see cache.arm): at most one does at a time, so the wheel
+	// applies them in the order they were decided.
+	armingBit  = 2
+	stampShift = 2
+)
+
+func (n *node[K, V]) deadline() int64 { return n.stamp.Load() >> stampShift }
 
 // live reports whether n is still in its shard.
 func (n *node[K, V]) live() bool { return n.prev != nil }
+
+// setDeadlineLocked sets the deadline and clears the mark, keeping the
+// arming bit.
+func (n *node[K, V]) setDeadlineLocked(d int64) {
+	n.stamp.Store(d<<stampShift | n.stamp.Load()&armingBit)
+}
+
+func (n *node[K, V]) armingLocked() bool { return n.stamp.Load()&armingBit != 0 }
+
+func (n *node[K, V]) setArmingLocked(on bool) {
+	st := n.stamp.Load() &^ armingBit
+	if on {
+		st |= armingBit
+	}
+	n.stamp.Store(st)
+}
 
 // shard is one lock's worth of the cache: a map from key to node, an LRU
 // list through the nodes, the in-flight loads, and the counters.
@@ -122,24 +160,49 @@ func (s *shard[K, V]) victimLocked(now int64) (*node[K, V], Reason) {
 	for {
 		n := s.lru.prev
 		st := n.stamp.Load()
-		if st>>1 <= now {
+		if st>>stampShift <= now {
 			return n, Expired
 		}
-		if st&1 == 0 {
+		if st&markBit == 0 {
 			return n, Evicted
 		}
-		n.stamp.Store(st &^ 1)
+		n.stamp.Store(st &^ markBit)
 		s.moveToFrontLocked(n)
 	}
 }
 
-// pending is the work a locked mutation leaves for after the unlock:
-// at most one timer to arm, one to cancel and one event to deliver.
+// pending is the work a locked mutation leaves for after the unlock: at
+// most one timer to arm, one to cancel and one event to deliver.
 type pending[K comparable, V any] struct {
-	arm      *node[K, V]
-	armDelay int64
-	cancel   *node[K, V]
-	event    Event[K, V]
+	arm     *node[K, V] // arm it for armAt; its arming bit is set
+	armAt   int64       // deadline, nanoseconds since origin
+	armFrom int64       // the time armAt was decided at
+	cancel  *node[K, V]
+	event   Event[K, V]
+}
+
+// armLocked arranges for n's timer to fire by deadline. If another
+// goroutine is already sending Schedule commands for n, that goroutine
+// will see the new deadline when it rechecks, and nothing more is needed;
+// otherwise this caller becomes the sender.
+func (s *shard[K, V]) armLocked(n *node[K, V], now, deadline int64, p *pending[K, V]) {
+	if n.armingLocked() {
+		return
+	}
+	n.setArmingLocked(true)
+	p.arm, p.armAt, p.armFrom = n, deadline, now
+}
+
+// killLocked removes n (dead for good) and arranges for its timer to be
+// cancelled: by this caller, or by the goroutine sending for it, which
+// cancels when its recheck finds the node dead, so that the Cancel always
+// follows the last Schedule.
+func (s *shard[K, V]) killLocked(n *node[K, V], reason Reason, p *pending[K, V]) {
+	p.event = Event[K, V]{Key: n.key, Reason: reason}
+	p.event.Value = s.removeLocked(n, reason)
+	if !n.armingLocked() {
+		p.cancel = n
+	}
 }
 
 // setLocked stores value for key with the given deadline (> now), as Set
@@ -148,35 +211,41 @@ type pending[K comparable, V any] struct {
 func (s *shard[K, V]) setLocked(key K, value V, now, deadline int64, p *pending[K, V]) {
 	s.staleLoadLocked(key)
 	if n := s.m[key]; n != nil {
-		old := n.stamp.Load() >> 1
+		old := n.deadline()
 		p.event = Event[K, V]{Key: key, Value: n.value, Reason: Replaced}
 		if old <= now {
 			p.event.Reason = Expired
 		}
 		s.count(p.event.Reason)
 		n.value = value
-		n.stamp.Store(deadline << 1)
+		n.setDeadlineLocked(deadline)
 		s.moveToFrontLocked(n)
 		if deadline < old {
 			// Earlier than the timer may be armed for: re-arm it. A later
 			// deadline is left to the expiry callback, which re-arms the
 			// timer for the remainder when it fires early.
-			p.arm, p.armDelay = n, deadline-now
+			s.armLocked(n, now, deadline, p)
 		}
 		return
 	}
+	var n *node[K, V]
 	if s.limit > 0 && len(s.m) >= s.limit {
+		// Recycle the victim's node: its timer is armed (or about to be),
+		// so one Schedule re-arms it for the new deadline, and neither a
+		// Cancel nor an allocation is needed.
 		v, reason := s.victimLocked(now)
 		p.event = Event[K, V]{Key: v.key, Reason: reason}
 		p.event.Value = s.removeLocked(v, reason)
-		p.cancel = v
+		n = v
+		n.key, n.value = key, value
+	} else {
+		n = &node[K, V]{key: key, value: value, sh: s}
+		n.timer.Value = n
 	}
-	n := &node[K, V]{key: key, value: value}
-	n.timer.Value = n
-	n.stamp.Store(deadline << 1)
+	n.setDeadlineLocked(deadline)
 	s.m[key] = n
 	s.pushFrontLocked(n)
-	p.arm, p.armDelay = n, deadline-now
+	s.armLocked(n, now, deadline, p)
 }
 
 // deleteLocked removes key if present and reports what must happen after
@@ -191,9 +260,7 @@ func (s *shard[K, V]) deleteLocked(key K, now int64, p *pending[K, V]) (ok bool)
 	if n.deadline() <= now {
 		reason = Expired
 	}
-	p.event = Event[K, V]{Key: key, Reason: reason}
-	p.event.Value = s.removeLocked(n, reason)
-	p.cancel = n
+	s.killLocked(n, reason, p)
 	return true
 }
 

@@ -79,9 +79,9 @@ func (c *cache[K, V]) take(ctx context.Context, key K, ttl time.Duration, fetch 
 	// Fast path: a live entry, under the shared lock.
 	s.mu.RLock()
 	if n := s.m[key]; n != nil {
-		if st := n.stamp.Load(); st>>1 > c.now() {
-			if st&1 == 0 {
-				n.stamp.Or(1)
+		if st := n.stamp.Load(); st>>stampShift > c.now() {
+			if st&markBit == 0 {
+				n.stamp.Or(markBit)
 			}
 			v := n.value
 			s.mu.RUnlock()
