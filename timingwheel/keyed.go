@@ -132,7 +132,8 @@ func (tw *TimingWheel[K, V]) Len() int {
 // Stop stops the wheel and returns once its owner goroutine has exited.
 // Pending timers are dropped without running (call Drain first to keep
 // them); callbacks already handed to workers still run, and Stop does not
-// wait for them, so a callback may call Stop. Every later call of another
+// wait for them, so a callback may call Stop (except under WithInline,
+// where it would wait for itself). Every later call of another
 // method returns ErrClosed; calling Stop again does nothing.
 func (tw *TimingWheel[K, V]) Stop() { tw.d.shutdown() }
 

@@ -95,9 +95,10 @@ func WithConcurrency(n int) Option { return func(c *config) { c.concurrency = n 
 
 // WithInline makes the keyed TimingWheel run execute on its owner goroutine,
 // which saves a hand-off per fired timer. Use it only for callbacks that are
-// quick and never block: while one runs, no timer is set, moved or fired,
-// and a callback that calls the same wheel's methods can deadlock once the
-// command buffer is full.
+// quick and never block: while one runs, no timer is set, moved or fired.
+// Such a callback must not call the same wheel's methods, which are served
+// by the goroutine running it: Len, Drain and Stop deadlock at once, and
+// SetTimer, MoveTimer and RemoveTimer once the command buffer is full.
 func WithInline() Option { return func(c *config) { c.inline = true } }
 
 // WithBuffer sets how many commands (SetTimer, MoveTimer, RemoveTimer, ...)

@@ -20,12 +20,15 @@ type Scheduler[T any] struct {
 //
 // fire runs on the owner goroutine, one call at a time, with the Timer
 // already unscheduled and now the time the wheel is processing (never
-// before the Timer's deadline). It must be quick and must not block on
-// anything that may wait for the Scheduler, and must not call Stop. If it
-// returns d > 0 the Timer is re-armed to fire d after now, without a trip
-// through the channel: the way to recheck a deadline that was pushed later
-// while the Timer waited. It may also Schedule the Timer itself. A panic in
-// fire is recovered and reported to the panic handler, and the Timer stays
+// before the Timer's deadline). It must be quick, must not block on
+// anything that may wait for the Scheduler, and must not call the
+// Scheduler's methods: they are served by the goroutine running fire, so
+// Len and Stop would wait for themselves, and Schedule and Cancel block
+// forever once the command buffer is full (at once under WithBuffer(0)).
+// To re-arm the Timer, return d > 0: it is re-armed to fire d after now,
+// without a trip through the channel, which is also the way to recheck a
+// deadline that was pushed later while the Timer waited. A panic in fire is
+// recovered and reported to the panic handler, and the Timer stays
 // unscheduled.
 //
 // Accuracy, errors and options are as for [New]; WithConcurrency and
