@@ -1,5 +1,9 @@
-// Command quickstart shows the timing wheel at work: timers set, moved,
-// removed and fired, each line stamped with the time since start.
+// Command quickstart is a narrated tour of ttlkit: timers set, moved,
+// removed and fired by the timing wheel; cache entries that expire, are
+// refreshed, evicted and loaded through; and an idle connection reaped.
+// Each line is stamped with the time since its section began.
+//
+//	go run ./examples/quickstart
 package main
 
 import (
