@@ -717,14 +717,21 @@ func TestConcurrencyOneRunsInOrder(t *testing.T) {
 // other timers; under WithInline it does, and the owner then catches up on
 // every tick it missed, in order, as soon as it is free again.
 func TestWorkersDoNotBlockTheWheel(t *testing.T) {
-	for _, inline := range []bool{false, true} {
-		t.Run(fmt.Sprintf("inline=%v", inline), func(t *testing.T) {
+	for _, c := range []struct {
+		inline bool
+		batch  int
+	}{{false, 0}, {true, 0}, {true, 1}} {
+		inline := c.inline
+		t.Run(fmt.Sprintf("inline=%v batch=%d", c.inline, c.batch), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				release := make(chan struct{})
 				r := newRecorder()
 				opts := []Option{}
 				if inline {
 					opts = append(opts, WithInline())
+				}
+				if c.batch > 0 {
+					opts = append(opts, WithBatch(c.batch)) // catch up one timer per slice
 				}
 				tw, err := New(iv, 4, func(k string, v int) {
 					if k == "slow" {
@@ -796,6 +803,40 @@ func TestTickerFiresOnCeilTicks(t *testing.T) {
 			if want := int((d + time.Second - 1) / time.Second); got[k] != want {
 				t.Errorf("%s fired on tick %d, want %d", k, got[k], want)
 			}
+		}
+	})
+}
+
+// TestTickerManyTicksAtOnce: ticks that pile up are each processed, in
+// order; the wheel is exactly as far as the ticks received.
+func TestTickerManyTicksAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ticks := make(chan time.Time, 100)
+		tw, r := newTestWheel(t, time.Second, 8, WithTicker(ticks), WithConcurrency(1), WithBatch(2))
+		for i := range 60 {
+			// Three timers per tick for ticks 1..20, in scrambled order.
+			d := time.Duration((i*7)%20+1) * time.Second
+			must(t, tw.SetTimer(fmt.Sprintf("%02d/%d", d/time.Second, i), i, d))
+		}
+		must(t, tw.SetTimer("tick 51", 0, 51*time.Second))
+		for range 50 {
+			ticks <- time.Time{}
+		}
+		got := r.take()
+		if len(got) != 60 {
+			t.Fatalf("%d runs after 50 ticks, want 60", len(got))
+		}
+		for i := 1; i < len(got); i++ {
+			if got[i].key[:2] < got[i-1].key[:2] {
+				t.Fatalf("run %s after %s: not in deadline order", got[i].key, got[i-1].key)
+			}
+		}
+		if n := tw.Len(); n != 1 {
+			t.Fatalf("Len = %d, want 1 (tick 51 pending)", n)
+		}
+		ticks <- time.Time{}
+		if got := r.take(); len(got) != 1 || got[0].key != "tick 51" {
+			t.Fatalf("runs on tick 51: %v", got)
 		}
 	})
 }
