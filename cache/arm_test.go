@@ -1,7 +1,7 @@
 package cache
 
 import (
-	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -11,9 +11,11 @@ import (
 // function is called, so a test can order a racing write before it.
 func holdFirstArm[K comparable, V any](c *Cache[K, V]) (release func()) {
 	gate := make(chan struct{})
-	var once sync.Once
+	var calls atomic.Int32
 	c.c.beforeArm = func() {
-		once.Do(func() { <-gate })
+		if calls.Add(1) == 1 {
+			<-gate
+		}
 	}
 	return func() { close(gate) }
 }

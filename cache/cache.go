@@ -219,40 +219,37 @@ func (c *cache[K, V]) finish(p *pending[K, V]) {
 	}
 }
 
-// arm sends the Schedule commands for n, whose arming bit the caller set
-// under the lock, until the wheel is sure to fire n by its deadline.
+// arm sends the Schedule command that makes the wheel fire n by its
+// deadline, decided at now under the shard lock.
 //
-// The wheel's Schedule moves a timer later as well as earlier, so two
-// Schedules for one node must reach it in the order they were decided, or
-// a stale, later one could postpone reclamation. Hence one sender per node
-// at a time: after each send (which, once returned, is queued ahead of any
-// command sent later), the sender rechecks under the lock; if a writer
-// recorded an earlier deadline meanwhile it sends again, if the node died
-// meanwhile it sends the Cancel (after its own Schedule), and otherwise it
-// clears the bit. A later deadline needs no send: the fire callback
-// re-arms for the remainder.
+// The wheel's Schedule moves a timer later as well as earlier, and the
+// last Schedule applied wins; commands from different goroutines race, so
+// a stale one (decided earlier, for a later deadline or for the node's
+// previous identity) could arrive last and postpone reclamation. Hence
+// the recheck: once its send has returned, the sender reads the stamp. A
+// writer whose store it does not see sent its own command after this one
+// (it stores before it sends), so that command is the later one; a
+// writer whose store it does see gets a follow-up Schedule for its earlier
+// deadline from here, or, if the node died, a Cancel queued behind this
+// Schedule. A later deadline needs no command: the fire callback re-arms
+// for the remainder. Races thus cost a duplicate command, never a timer.
 func (c *cache[K, V]) arm(n *node[K, V], now, deadline int64) {
-	s := n.sh
 	for {
 		if c.beforeArm != nil {
 			c.beforeArm()
 		}
-		err := c.sched.Schedule(&n.timer, time.Duration(max(deadline-now, 1)))
-		s.mu.Lock()
-		n.setArmingLocked(false)
-		switch {
-		case err != nil: // closed
-		case !n.live():
-			s.mu.Unlock()
+		if c.sched.Schedule(&n.timer, time.Duration(max(deadline-now, 1))) != nil {
+			return // closed
+		}
+		st := n.stamp.Load()
+		if st&deadBit != 0 {
 			_ = c.sched.Cancel(&n.timer)
 			return
-		case n.deadline() < deadline:
-			deadline, now = n.deadline(), c.now()
-			n.setArmingLocked(true)
-			s.mu.Unlock()
+		}
+		if d := st >> stampShift; d < deadline {
+			deadline, now = d, c.now()
 			continue
 		}
-		s.mu.Unlock()
 		return
 	}
 }

@@ -208,7 +208,6 @@ func TestLaterDeadlineOnlyRecorded(t *testing.T) {
 	if p.arm == nil || p.armAt != 100 {
 		t.Fatalf("new key: arm = %v at %d; want the node at 100", p.arm, p.armAt)
 	}
-	p.arm.setArmingLocked(false) // as arm does once its send is done
 	p = pending[string, int]{}
 	s.setLocked("k", 2, 10, 200, &p)
 	if p.arm != nil || p.cancel != nil {

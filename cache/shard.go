@@ -13,11 +13,11 @@ import (
 //
 // Ownership. timer's links and deadline belong to the wheel's owner
 // goroutine; timer.Value (the back pointer) and sh are written once before
-// the node is published and never change. key, prev, next, value and the
-// deadline and arming bits of stamp are guarded by the shard lock (written
-// with it held exclusively). The mark bit of stamp is set by readers holding
-// the lock shared, atomically, and cleared by writers holding it
-// exclusively.
+// the node is published and never change. key, prev, next and value are
+// guarded by the shard lock, and so are the deadline and dead bits of
+// stamp (written with the lock held exclusively, atomically, because arm
+// reads them without it). The mark bit is set by readers holding the lock
+// shared, atomically, and cleared by writers holding it exclusively.
 //
 // Identity. A node leaves the cache either dead (removed by Delete or by
 // expiry, and then never used again) or recycled: an insertion into a full
@@ -35,7 +35,7 @@ type node[K comparable, V any] struct {
 	// reading key, which a recycling writer may be changing.
 	sh *shard[K, V]
 
-	// stamp is deadline<<stampShift | arming | mark, where deadline is in
+	// stamp is deadline<<stampShift | dead | mark, where deadline is in
 	// nanoseconds since the cache's origin (see the bit constants).
 	stamp atomic.Int64
 
@@ -47,10 +47,8 @@ const (
 	// markBit is the access mark: set by a read, cleared by a write or a
 	// second chance.
 	markBit = 1
-	// armingBit says a goroutine is sending Schedule commands for the
-	// node (see cache.arm): at most one does at a time, so the wheel
-	// applies them in the order they were decided.
-	armingBit  = 2
+	// deadBit is set when the node leaves the cache for good.
+	deadBit    = 2
 	stampShift = 2
 )
 
@@ -59,21 +57,9 @@ func (n *node[K, V]) deadline() int64 { return n.stamp.Load() >> stampShift }
 // live reports whether n is still in its shard.
 func (n *node[K, V]) live() bool { return n.prev != nil }
 
-// setDeadlineLocked sets the deadline and clears the mark, keeping the
-// arming bit.
-func (n *node[K, V]) setDeadlineLocked(d int64) {
-	n.stamp.Store(d<<stampShift | n.stamp.Load()&armingBit)
-}
-
-func (n *node[K, V]) armingLocked() bool { return n.stamp.Load()&armingBit != 0 }
-
-func (n *node[K, V]) setArmingLocked(on bool) {
-	st := n.stamp.Load() &^ armingBit
-	if on {
-		st |= armingBit
-	}
-	n.stamp.Store(st)
-}
+// setDeadlineLocked sets the deadline and clears the mark (and the dead
+// bit of a recycled node).
+func (n *node[K, V]) setDeadlineLocked(d int64) { n.stamp.Store(d << stampShift) }
 
 // shard is one lock's worth of the cache: a map from key to node, an LRU
 // list through the nodes, the in-flight loads, and the counters.
@@ -130,6 +116,7 @@ func (s *shard[K, V]) moveToFrontLocked(n *node[K, V]) {
 func (s *shard[K, V]) removeLocked(n *node[K, V], reason Reason) V {
 	delete(s.m, n.key)
 	s.unlinkLocked(n)
+	n.stamp.Store(n.stamp.Load() | deadBit)
 	v := n.value
 	var zero V
 	n.value = zero
@@ -174,35 +161,11 @@ func (s *shard[K, V]) victimLocked(now int64) (*node[K, V], Reason) {
 // pending is the work a locked mutation leaves for after the unlock: at
 // most one timer to arm, one to cancel and one event to deliver.
 type pending[K comparable, V any] struct {
-	arm     *node[K, V] // arm it for armAt; its arming bit is set
+	arm     *node[K, V] // arm it to fire by armAt
 	armAt   int64       // deadline, nanoseconds since origin
 	armFrom int64       // the time armAt was decided at
 	cancel  *node[K, V]
 	event   Event[K, V]
-}
-
-// armLocked arranges for n's timer to fire by deadline. If another
-// goroutine is already sending Schedule commands for n, that goroutine
-// will see the new deadline when it rechecks, and nothing more is needed;
-// otherwise this caller becomes the sender.
-func (s *shard[K, V]) armLocked(n *node[K, V], now, deadline int64, p *pending[K, V]) {
-	if n.armingLocked() {
-		return
-	}
-	n.setArmingLocked(true)
-	p.arm, p.armAt, p.armFrom = n, deadline, now
-}
-
-// killLocked removes n (dead for good) and arranges for its timer to be
-// cancelled: by this caller, or by the goroutine sending for it, which
-// cancels when its recheck finds the node dead, so that the Cancel always
-// follows the last Schedule.
-func (s *shard[K, V]) killLocked(n *node[K, V], reason Reason, p *pending[K, V]) {
-	p.event = Event[K, V]{Key: n.key, Reason: reason}
-	p.event.Value = s.removeLocked(n, reason)
-	if !n.armingLocked() {
-		p.cancel = n
-	}
 }
 
 // setLocked stores value for key with the given deadline (> now), as Set
@@ -224,7 +187,7 @@ func (s *shard[K, V]) setLocked(key K, value V, now, deadline int64, p *pending[
 			// Earlier than the timer may be armed for: re-arm it. A later
 			// deadline is left to the expiry callback, which re-arms the
 			// timer for the remainder when it fires early.
-			s.armLocked(n, now, deadline, p)
+			p.arm, p.armAt, p.armFrom = n, deadline, now
 		}
 		return
 	}
@@ -245,7 +208,7 @@ func (s *shard[K, V]) setLocked(key K, value V, now, deadline int64, p *pending[
 	n.setDeadlineLocked(deadline)
 	s.m[key] = n
 	s.pushFrontLocked(n)
-	s.armLocked(n, now, deadline, p)
+	p.arm, p.armAt, p.armFrom = n, deadline, now
 }
 
 // deleteLocked removes key if present and reports what must happen after
@@ -260,7 +223,9 @@ func (s *shard[K, V]) deleteLocked(key K, now int64, p *pending[K, V]) (ok bool)
 	if n.deadline() <= now {
 		reason = Expired
 	}
-	s.killLocked(n, reason, p)
+	p.event = Event[K, V]{Key: key, Reason: reason}
+	p.event.Value = s.removeLocked(n, reason)
+	p.cancel = n
 	return true
 }
 
