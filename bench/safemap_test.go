@@ -238,8 +238,9 @@ func benchMapDelete(b *testing.B, m concurrentMap, n int, _ []uint64, rng *rand.
 // entries has been deleted down to 5,000 (64Ki down to 5,000 under -short):
 // "MiB-held" is the HeapInuse growth since before the map was built, after
 // full collections; "x-fresh" divides it by what a built-in map freshly
-// filled with 5,000 entries holds. "ns/delete" is the mean cost of the
-// deletes, migrations included. Keys are deleted from the top down, so the
+// filled with 5,000 entries holds. "ns/delete" and "cpu-ns/delete" are the
+// mean wall and process CPU time of the deletes, migrations included (the
+// CPU figure does not count time other processes took from this one). Keys are deleted from the top down, so the
 // survivors are keys 0..4999; for safemap a migration may still be running
 // when the deletes end (its old table then counts). One round per process.
 func BenchmarkSafeMapShrink(b *testing.B) {
@@ -262,26 +263,30 @@ func BenchmarkSafeMapShrink(b *testing.B) {
 					runtime.KeepAlive(ref)
 				}
 				var m concurrentMap
-				var deleteTime time.Duration
+				var deleteTime, deleteCPU time.Duration
 				held := harness.HeapPerItem(1, func() {
 					m = im.new()
 					for k := range uint64(peak) {
 						m.Set(k, k)
 					}
+					runtime.GC() // the fill's garbage is not the deletes'
 					start := time.Now()
+					cpu0, _ := harness.ProcessCPU()
 					for k := uint64(peak) - 1; k >= uint64(live); k-- {
 						m.Delete(k)
 					}
-					deleteTime = time.Since(start)
+					cpu1, _ := harness.ProcessCPU()
+					deleteTime, deleteCPU = time.Since(start), cpu1-cpu0
 				})
 				if got := m.Len(); got != live {
 					b.Fatalf("%s: Len() = %d after the deletes, want %d", im.name, got, live)
 				}
 				runtime.KeepAlive(m)
 				return map[string]float64{
-					"MiB-held":  held / (1 << 20),
-					"x-fresh":   held / fresh,
-					"ns/delete": float64(deleteTime.Nanoseconds()) / float64(peak-live),
+					"MiB-held":      held / (1 << 20),
+					"x-fresh":       held / fresh,
+					"ns/delete":     float64(deleteTime.Nanoseconds()) / float64(peak-live),
+					"cpu-ns/delete": float64(deleteCPU.Nanoseconds()) / float64(peak-live),
 				}
 			})
 		})
