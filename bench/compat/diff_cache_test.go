@@ -3,6 +3,7 @@ package compat
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"runtime"
 	"strings"
 	"sync"
@@ -346,4 +347,45 @@ func TestDiff_CacheStatsLoggedInGoZero(t *testing.T) {
 			t.Errorf("ours: Stats().Misses = %d, want 1", st.Misses)
 		}
 	})
+}
+
+// TestDiff_CacheTakeOvertakenByWriteInGoZero: go-zero's Take stores what
+// fetch loaded even if the key was written or deleted while fetch ran, so
+// the older value wins. Ours returns the loaded value to the Take but keeps
+// the later write (or the deletion).
+func TestDiff_CacheTakeOvertakenByWriteInGoZero(t *testing.T) {
+	for _, c := range []struct {
+		name         string
+		write        func(c cacheAPI)
+		gozero, ours string // Get after the Take
+	}{
+		{"Set during fetch", func(c cacheAPI) { c.Set("k", "written") }, "loaded true", "written true"},
+		{"Del during fetch", func(c cacheAPI) { c.Del("k") }, "loaded true", "<nil> false"},
+	} {
+		for _, impl := range cacheImpls {
+			impl.run(t, func(t *testing.T, newCache func(time.Duration, ...string) cacheAPI) {
+				cc := newCache(time.Hour)
+				release := make(chan struct{})
+				taken := make(chan any, 1)
+				go func() {
+					v, _ := cc.Take("k", func() (any, error) { <-release; return "loaded", nil })
+					taken <- v
+				}()
+				synctest.Wait() // the Take is in fetch
+				c.write(cc)
+				close(release)
+				if v := <-taken; v != "loaded" {
+					t.Errorf("%s, %s: Take returned %v, want loaded", impl.name, c.name, v)
+				}
+				want := c.ours
+				if impl.name == goZeroCache.name {
+					want = c.gozero
+				}
+				v, ok := cc.Get("k")
+				if got := fmt.Sprintf("%v %v", v, ok); got != want {
+					t.Errorf("%s, %s: Get after the Take = %s, want %s", impl.name, c.name, got, want)
+				}
+			})
+		}
+	}
 }

@@ -94,12 +94,12 @@ func heapInUse() uint64 {
 }
 
 // TestDiff_SafeMapMemoryAfterShrinkInGoZero: go-zero's SafeMap copies its
-// entries to a fresh map only once fewer than 1,000 are left, so 200,000
-// entries deleted down to 5,000 keep the peak's memory. Ours migrates to a
+// entries to a fresh map only once fewer than 1,000 are left, so 100,000
+// entries deleted down to 3,000 keep the peak's memory. Ours migrates to a
 // map sized for what is left. (The bound itself is pinned by safemap's
 // TestShrinkHeapBound.)
 func TestDiff_SafeMapMemoryAfterShrinkInGoZero(t *testing.T) {
-	const peak, left = 200_000, 5_000
+	const peak, left = 100_000, 3_000
 	retained := func(m safeMapAPI) uint64 {
 		before := heapInUse()
 		for k := range peak {
