@@ -1,0 +1,195 @@
+// Package tour_test holds the snippets of the README's Tour section, each
+// verbatim as the body of an Example, so that they compile, run and print
+// what the README says; TestREADMEMatches fails when the two drift apart.
+package tour_test
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ttlkit/ttlkit/cache"
+	"github.com/ttlkit/ttlkit/collection"
+	"github.com/ttlkit/ttlkit/idletimeout"
+	"github.com/ttlkit/ttlkit/safemap"
+	"github.com/ttlkit/ttlkit/timingwheel"
+)
+
+func Example_timingwheel() {
+	fired := make(chan string)
+	tw, err := timingwheel.New(10*time.Millisecond, 512, func(key string, attempt int) {
+		fired <- fmt.Sprintf("%s, attempt %d", key, attempt) // on a worker goroutine
+	})
+	if err != nil {
+		panic(err)
+	}
+	defer tw.Stop()
+
+	// Errors: ErrArgument for a delay <= 0, ErrClosed after Stop.
+	tw.SetTimer("retry:42", 1, 20*time.Millisecond) // on the first tick at or after 20ms
+	tw.SetTimer("reminder", 7, time.Hour)
+	tw.MoveTimer("reminder", 2*time.Hour) // O(1): a later deadline only rewrites a number
+	tw.RemoveTimer("reminder")            // releases key and value at once
+	fmt.Println("pending:", tw.Len())     // counts every call made before it
+	fmt.Println("due:", <-fired)
+	// Output:
+	// pending: 1
+	// due: retry:42, attempt 1
+}
+
+func Example_cache() {
+	expired := make(chan string, 1)
+	c, err := cache.New(cache.Options[string, string]{
+		TTL:   time.Minute, // never returned after its TTL; each Set restarts it
+		Limit: 10_000,      // beyond it, the least recently used entry goes
+		// Expired entries are reclaimed within a Resolution (default TTL/100).
+		Resolution: 10 * time.Millisecond,
+		OnEvict: func(e cache.Event[string, string]) {
+			if e.Reason == cache.Expired {
+				expired <- e.Key
+			}
+		},
+	})
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+
+	user, err := c.Take("user:1", func() (string, error) {
+		return "Ada", nil // concurrent Takes of one key run this once
+	})
+	fmt.Println(user, err)
+	c.SetWithExpire("otp:1", "424242", 20*time.Millisecond)
+	fmt.Println("expired:", <-expired)
+	_, ok := c.Get("otp:1")
+	fmt.Println("otp:1 present:", ok)
+	// Output:
+	// Ada <nil>
+	// expired: otp:1
+	// otp:1 present: false
+}
+
+func Example_idletimeout() {
+	tcp, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	// Accepted connections are closed after 50ms without a byte either way.
+	// With net/http: srv.ConnState = idletimeout.ConnState; srv.Serve(l).
+	l, err := idletimeout.NewListener(tcp, idletimeout.Config{IdleTimeout: 50 * time.Millisecond})
+	if err != nil {
+		panic(err)
+	}
+	defer l.Close()
+
+	client, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		panic(err)
+	}
+	defer client.Close()
+	conn, err := l.Accept()
+	if err != nil {
+		panic(err)
+	}
+	_, err = conn.Read(make([]byte, 1)) // the client sends nothing
+	fmt.Println(errors.Is(err, idletimeout.ErrIdle), l.Stats().ReapedIdle)
+	// Output: true 1
+}
+
+func Example_safemap() {
+	var m safemap.SafeMap[string, int] // the zero value is ready; safe for concurrent use
+	for i := range 100_000 {
+		m.Set(fmt.Sprint("user:", i), i)
+	}
+	for i := range 99_990 {
+		m.Delete(fmt.Sprint("user:", i)) // the tables shrink as it empties
+	}
+	n, ok := m.Get("user:99995")
+	fmt.Println(n, ok, m.Len())
+
+	// Range holds no lock while f runs, so f may change the map.
+	m.Range(func(key string, n int) bool {
+		if n%2 == 1 {
+			m.Delete(key)
+		}
+		return true
+	})
+	fmt.Println(m.Len())
+	// Output:
+	// 99995 true 10
+	// 5
+}
+
+func Example_collection() {
+	// go-zero code compiles unchanged with one import path changed:
+	//   github.com/zeromicro/go-zero/core/collection
+	//   github.com/ttlkit/ttlkit/collection
+	c, err := collection.NewCache(time.Minute, collection.WithLimit(1000))
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close() // go-zero's Cache has no Close and leaks its goroutines
+	c.Set("k", "v")
+	fmt.Println(c.Get("k"))
+
+	done := make(chan any)
+	tw, err := collection.NewTimingWheel(10*time.Millisecond, 60, func(key, value any) {
+		done <- value
+	})
+	if err != nil {
+		panic(err)
+	}
+	defer tw.Stop() // may be called twice, unlike go-zero's
+	tw.SetTimer("job", "ran", time.Minute)
+	tw.MoveTimer("job", time.Millisecond) // under one interval: fires once, on the next tick
+	fmt.Println(<-done)
+	// Output:
+	// v true
+	// ran
+}
+
+// fenceRE matches a fenced Go block of the README.
+var fenceRE = regexp.MustCompile("(?s)```go\n(.*?\n)```")
+
+// TestREADMEMatches checks that each Go block of the README's Tour section
+// is, verbatim, the body of one of the Examples above, so the README shows
+// code that compiles and prints what it says.
+func TestREADMEMatches(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile("tour_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, tour, ok := strings.Cut(string(readme), "\n## Tour\n")
+	if !ok {
+		t.Fatal("README.md has no ## Tour section")
+	}
+	if end := strings.Index(tour, "\n## "); end >= 0 {
+		tour = tour[:end]
+	}
+	blocks := fenceRE.FindAllStringSubmatch(tour, -1)
+	if got, want := len(blocks), 5; got != want {
+		t.Fatalf("got %d Go blocks in the Tour section, want %d (one per package)", got, want)
+	}
+	for _, b := range blocks {
+		// As a function body, each non-empty line is indented one tab.
+		lines := strings.Split(strings.TrimSuffix(b[1], "\n"), "\n")
+		for i, l := range lines {
+			if l != "" {
+				lines[i] = "\t" + l
+			}
+		}
+		body := "() {\n" + strings.Join(lines, "\n") + "\n}\n"
+		if !strings.Contains(string(src), body) {
+			t.Errorf("README block is not the body of an Example in tour_test.go:\n%s", b[1])
+		}
+	}
+}
