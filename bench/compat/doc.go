@@ -9,10 +9,11 @@
 //     go-zero's types and ours, with go-zero's own timex fake ticker where a
 //     ticker is involved, and require identical results wherever go-zero is
 //     correct; a reference model says what correct is.
-//   - diff_*_test.go (TestDiff_...) pin every deliberate difference: each
+//   - diff_*_test.go (TestDiff_...) pin the deliberate differences: each
 //     shows go-zero's behaviour and ours side by side, deterministically.
-//     Where go-zero's side would need real time or an unforced race, the
-//     test shows ours only and its comment says why (TestOurs_...).
+//     Where go-zero's side would need a real clock under load or a race it
+//     does not let a test force, only ours can be shown; those tests live
+//     with the packages (collection, cache), and doc/compat.md names them.
 //
 // doc/compat.md is the table of these differences, with the test that pins
 // each. Timing runs inside testing/synctest bubbles: no test sleeps in real

@@ -99,9 +99,10 @@ func sortFires(fs []fire) []fire {
 // rendezvous applied after the sender moves on, ours are queued, and both
 // run callbacks on other goroutines.
 type rig struct {
-	t      *testing.T
-	w      wheelAPI
-	ticker timex.FakeTicker
+	t       *testing.T
+	w       wheelAPI
+	ticker  timex.FakeTicker
+	stopped bool
 
 	// then, if set before the first timer, runs after each callback is
 	// recorded, on the callback's goroutine.
@@ -187,10 +188,11 @@ func (r *rig) fires() []fire {
 	return sortFires(fs)
 }
 
-var stopped sync.Map // *rig -> struct{}: go-zero's Stop panics when called twice
-
+// stop stops the wheel once (go-zero's Stop panics when called twice).
+// Only the test's goroutine calls it.
 func (r *rig) stop() {
-	if _, dup := stopped.LoadOrStore(r, struct{}{}); !dup {
+	if !r.stopped {
+		r.stopped = true
 		r.w.Stop()
 		synctest.Wait()
 	}
