@@ -146,7 +146,7 @@ func TestHTTPHijackReleased(t *testing.T) {
 // TestHTTPServeTCP: http.Server.Serve over a tracked loopback listener
 // serves requests and reaps the idle keep-alive connection.
 func TestHTTPServeTCP(t *testing.T) {
-	l := listenTCP(t, Config{IdleTimeout: 50 * time.Millisecond, Resolution: 5 * time.Millisecond})
+	l := listenTCP(t, Config{IdleTimeout: 250 * time.Millisecond, Resolution: 5 * time.Millisecond}) // wide: a loaded CI machine
 	srv := &http.Server{ConnState: ConnState, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, "hello")
 	})}
@@ -211,7 +211,7 @@ func selfSigned(t *testing.T) (server, client *tls.Config) {
 // connection is reaped and the client sees the connection end.
 func TestTLSUnderListener(t *testing.T) {
 	srvCfg, cliCfg := selfSigned(t)
-	idle := listenTCP(t, Config{IdleTimeout: 50 * time.Millisecond, Resolution: 5 * time.Millisecond})
+	idle := listenTCP(t, Config{IdleTimeout: 250 * time.Millisecond, Resolution: 5 * time.Millisecond}) // wide: a loaded CI machine
 	tl := tls.NewListener(idle, srvCfg)
 	accepted := make(chan net.Conn, 1)
 	go func() {

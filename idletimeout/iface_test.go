@@ -358,7 +358,10 @@ func TestDeadlinesPassThrough(t *testing.T) {
 // many timeouts and idle ones are reaped, each pending Read failing with
 // ErrIdle while the client sees EOF.
 func TestTCPReapsIdleKeepsActive(t *testing.T) {
-	const timeout = 60 * time.Millisecond
+	// Real sockets and a real clock: the margin between a ping interval
+	// (timeout/10) and the timeout is wide enough for a loaded CI machine
+	// and the race detector.
+	const timeout = 300 * time.Millisecond
 	l := listenTCP(t, Config{IdleTimeout: timeout, Resolution: 5 * time.Millisecond})
 	const n = 20
 	var wg sync.WaitGroup
@@ -389,12 +392,12 @@ func TestTCPReapsIdleKeepsActive(t *testing.T) {
 		go func() { // client
 			defer wg.Done()
 			if active {
-				// Ping every timeout/3 for 6 timeouts, by the
+				// Ping every timeout/10 for 3 timeouts, by the
 				// connection's own echo: no sleeping.
-				end := time.Now().Add(6 * timeout)
+				end := time.Now().Add(3 * timeout)
 				for time.Now().Before(end) {
-					client.SetReadDeadline(time.Now().Add(timeout / 3))
-					client.Read(make([]byte, 1)) // waits up to timeout/3
+					client.SetReadDeadline(time.Now().Add(timeout / 10))
+					client.Read(make([]byte, 1)) // waits up to timeout/10
 					client.SetReadDeadline(time.Now().Add(20 * time.Second))
 					client.Write([]byte("p"))
 					if _, err := client.Read(make([]byte, 1)); err != nil {

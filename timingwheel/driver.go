@@ -21,6 +21,7 @@ const (
 	opRemove                 // TimingWheel.RemoveTimer
 	opDrain                  // TimingWheel.Drain
 	opLen                    // Len, and a barrier for everything sent before it
+	opHas                    // TimingWheel.Has
 )
 
 // cmd is one request to the owner goroutine. It travels by value through a
@@ -145,11 +146,18 @@ func (d *driver[T]) call(c cmd[T]) (*result[T], error) {
 
 // shutdown stops the owner goroutine and waits for it to exit. Idempotent.
 func (d *driver[T]) shutdown() {
+	d.signalStop()
+	<-d.done
+}
+
+// signalStop tells the owner goroutine to exit without waiting for it. Once
+// it has been called, later calls touch no channel, which lets a cleanup
+// call it from outside a synctest bubble for a wheel stopped inside one.
+func (d *driver[T]) signalStop() {
 	d.once.Do(func() {
 		d.stopped.Store(true)
 		close(d.stop)
 	})
-	<-d.done
 }
 
 // after converts a delay, measured from the current iteration's time, into
@@ -175,7 +183,12 @@ func (d *driver[T]) readClock() {
 
 // run is the owner goroutine.
 func (d *driver[T]) run(l layer[T]) {
-	defer close(d.done)
+	defer func() {
+		// Unschedule whatever is left, so a stopped wheel holds no links
+		// into its callers' Timers and they can be scheduled elsewhere.
+		d.w.drain(func(*Timer[T]) {})
+		close(d.done)
+	}()
 	var (
 		sleep *time.Timer
 		wake  <-chan time.Time

@@ -2,6 +2,7 @@ package timingwheel
 
 import (
 	"reflect"
+	"runtime"
 	"time"
 )
 
@@ -19,7 +20,18 @@ type item[K comparable, V any] struct {
 // goroutine and return without waiting for it: commands from one goroutine
 // take effect in the order they were made, and Len and Drain wait until
 // everything queued before them has taken effect.
+//
+// A TimingWheel that becomes unreachable without Stop is stopped by a
+// cleanup after a garbage collection, unless execute keeps it reachable;
+// call Stop to release the owner goroutine at a time of your choosing.
 type TimingWheel[K comparable, V any] struct {
+	k *keyed[K, V]
+}
+
+// keyed is the state behind a TimingWheel. The owner goroutine and the
+// workers reference it, never the TimingWheel, so that a TimingWheel can
+// become unreachable and its cleanup stop them.
+type keyed[K comparable, V any] struct {
 	d        *driver[item[K, V]]
 	execute  func(K, V)
 	checkKey bool // K can hold values that panic when hashed
@@ -57,14 +69,16 @@ func New[K comparable, V any](interval time.Duration, numSlots int, execute func
 	if err != nil {
 		return nil, err
 	}
-	tw := &TimingWheel[K, V]{
+	k := &keyed[K, V]{
 		d:        newDriver[item[K, V]](interval, numSlots, cfg),
 		execute:  execute,
 		checkKey: mayPanicOnHash(reflect.TypeFor[K]()),
 		index:    make(map[K]*Timer[item[K, V]]),
 	}
-	tw.exec = executor[item[K, V]]{limit: cfg.concurrency, run: tw.runOne}
-	go tw.d.run(tw)
+	k.exec = executor[item[K, V]]{limit: cfg.concurrency, run: k.runOne}
+	go k.d.run(k)
+	tw := &TimingWheel[K, V]{k: k}
+	runtime.AddCleanup(tw, func(k *keyed[K, V]) { k.d.signalStop() }, k)
 	return tw, nil
 }
 
@@ -74,10 +88,10 @@ func New[K comparable, V any](interval time.Duration, numSlots int, execute func
 // delay <= 0, an unhashable key, or a key not equal to itself (a NaN), and
 // ErrClosed after Stop. O(1).
 func (tw *TimingWheel[K, V]) SetTimer(key K, value V, delay time.Duration) error {
-	if err := tw.check(key, delay); err != nil {
+	if err := tw.k.check(key, delay); err != nil {
 		return err
 	}
-	return tw.d.send(cmd[item[K, V]]{op: opSet, data: item[K, V]{key, value}, delay: delay})
+	return tw.k.d.send(cmd[item[K, V]]{op: opSet, data: item[K, V]{key, value}, delay: delay})
 }
 
 // MoveTimer re-arms key's timer to fire after delay, measured from now,
@@ -86,10 +100,10 @@ func (tw *TimingWheel[K, V]) SetTimer(key K, value V, delay time.Duration) error
 // fired, was removed, or never existed), as go-zero does. Errors are as for
 // SetTimer. O(1); a later deadline does not even relink the timer.
 func (tw *TimingWheel[K, V]) MoveTimer(key K, delay time.Duration) error {
-	if err := tw.check(key, delay); err != nil {
+	if err := tw.k.check(key, delay); err != nil {
 		return err
 	}
-	return tw.d.send(cmd[item[K, V]]{op: opMove, data: item[K, V]{key: key}, delay: delay})
+	return tw.k.d.send(cmd[item[K, V]]{op: opMove, data: item[K, V]{key: key}, delay: delay})
 }
 
 // RemoveTimer cancels key's timer, releasing its key and value at once. It
@@ -97,10 +111,10 @@ func (tw *TimingWheel[K, V]) MoveTimer(key K, delay time.Duration) error {
 // ErrClosed after Stop. A callback that has already started (or been handed
 // to a worker) is not recalled. O(1).
 func (tw *TimingWheel[K, V]) RemoveTimer(key K) error {
-	if err := tw.check(key, 1); err != nil {
+	if err := tw.k.check(key, 1); err != nil {
 		return err
 	}
-	return tw.d.send(cmd[item[K, V]]{op: opRemove, data: item[K, V]{key: key}})
+	return tw.k.d.send(cmd[item[K, V]]{op: opRemove, data: item[K, V]{key: key}})
 }
 
 // Drain removes every pending timer and then calls fn(key, value) for each,
@@ -108,7 +122,7 @@ func (tw *TimingWheel[K, V]) RemoveTimer(key K) error {
 // with Drain may or may not be included; none is lost. fn may call the
 // wheel. Drain returns ErrClosed after Stop.
 func (tw *TimingWheel[K, V]) Drain(fn func(key K, value V)) error {
-	res, err := tw.d.call(cmd[item[K, V]]{op: opDrain})
+	res, err := tw.k.d.call(cmd[item[K, V]]{op: opDrain})
 	if err != nil {
 		return err
 	}
@@ -122,11 +136,23 @@ func (tw *TimingWheel[K, V]) Drain(fn func(key K, value V)) error {
 // Len returns the number of pending timers, counting every command queued
 // before the call. It returns 0 after Stop.
 func (tw *TimingWheel[K, V]) Len() int {
-	res, err := tw.d.call(cmd[item[K, V]]{op: opLen})
+	res, err := tw.k.d.call(cmd[item[K, V]]{op: opLen})
 	if err != nil {
 		return 0
 	}
 	return res.n
+}
+
+// Has reports whether key has a pending timer, counting every command
+// queued before the call. It returns false for a key SetTimer refuses and
+// after Stop. Like Len, it waits for the owner goroutine: use it for checks
+// and tests, not on a hot path.
+func (tw *TimingWheel[K, V]) Has(key K) bool {
+	if tw.k.check(key, 1) != nil {
+		return false
+	}
+	res, err := tw.k.d.call(cmd[item[K, V]]{op: opHas, data: item[K, V]{key: key}})
+	return err == nil && res.n > 0
 }
 
 // Stop stops the wheel and returns once its owner goroutine has exited.
@@ -135,9 +161,9 @@ func (tw *TimingWheel[K, V]) Len() int {
 // wait for them, so a callback may call Stop (except under WithInline,
 // where it would wait for itself). Every later call of another
 // method returns ErrClosed; calling Stop again does nothing.
-func (tw *TimingWheel[K, V]) Stop() { tw.d.shutdown() }
+func (tw *TimingWheel[K, V]) Stop() { tw.k.d.shutdown() }
 
-func (tw *TimingWheel[K, V]) check(key K, delay time.Duration) error {
+func (tw *keyed[K, V]) check(key K, delay time.Duration) error {
 	if err := validDelay(delay); err != nil {
 		return err
 	}
@@ -156,7 +182,7 @@ func (tw *TimingWheel[K, V]) check(key K, delay time.Duration) error {
 }
 
 // apply runs on the owner goroutine.
-func (tw *TimingWheel[K, V]) apply(c *cmd[item[K, V]]) {
+func (tw *keyed[K, V]) apply(c *cmd[item[K, V]]) {
 	w := tw.d.w
 	switch c.op {
 	case opSet:
@@ -186,11 +212,16 @@ func (tw *TimingWheel[K, V]) apply(c *cmd[item[K, V]]) {
 	case opLen:
 		c.res.n = len(tw.index)
 		close(c.res.done)
+	case opHas:
+		if tw.index[c.data.key] != nil {
+			c.res.n = 1
+		}
+		close(c.res.done)
 	}
 }
 
 // fire runs on the owner goroutine for each due timer.
-func (tw *TimingWheel[K, V]) fire(t *Timer[item[K, V]]) int64 {
+func (tw *keyed[K, V]) fire(t *Timer[item[K, V]]) int64 {
 	delete(tw.index, t.Value.key)
 	tw.fired = append(tw.fired, t.Value)
 	t.Value = item[K, V]{}
@@ -198,7 +229,7 @@ func (tw *TimingWheel[K, V]) fire(t *Timer[item[K, V]]) int64 {
 }
 
 // flush hands the timers fired in the last slice of work to their callbacks.
-func (tw *TimingWheel[K, V]) flush() {
+func (tw *keyed[K, V]) flush() {
 	if len(tw.fired) == 0 {
 		return
 	}
@@ -213,7 +244,7 @@ func (tw *TimingWheel[K, V]) flush() {
 	tw.fired = tw.fired[:0]
 }
 
-func (tw *TimingWheel[K, V]) runOne(it item[K, V]) {
+func (tw *keyed[K, V]) runOne(it item[K, V]) {
 	defer func() {
 		if r := recover(); r != nil {
 			tw.d.cfg.onPanic(recovered(it.key, r))

@@ -234,9 +234,9 @@ func TestLongDelayIsExact(t *testing.T) {
 		}
 		tw.Len()
 		synctest.Wait() // the owner is asleep
-		before := tw.d.loops.Load()
+		before := tw.k.d.loops.Load()
 		time.Sleep(month + time.Hour)
-		wakes := tw.d.loops.Load() - before
+		wakes := tw.k.d.loops.Load() - before
 		got := map[string]time.Duration{}
 		for _, e := range r.take() {
 			if _, dup := got[e.key]; dup {
@@ -914,16 +914,16 @@ func TestIdleWheelSleeps(t *testing.T) {
 		}
 		tw.Len()
 		synctest.Wait() // the owner is asleep
-		before := tw.d.loops.Load()
+		before := tw.k.d.loops.Load()
 		time.Sleep(slots * iv)
-		if wakes := tw.d.loops.Load() - before; wakes != 0 {
+		if wakes := tw.k.d.loops.Load() - before; wakes != 0 {
 			t.Errorf("owner woke %d times in a rotation with nothing due", wakes)
 		}
 		time.Sleep(10 * slots * iv)
 		if got := len(r.take()); got != 1000 {
 			t.Fatalf("%d runs, want 1000", got)
 		}
-		if wakes := tw.d.loops.Load() - before; wakes > uint64(len(ticks))+2 {
+		if wakes := tw.k.d.loops.Load() - before; wakes > uint64(len(ticks))+2 {
 			t.Errorf("owner woke %d times for %d distinct deadlines", wakes, len(ticks))
 		}
 	})

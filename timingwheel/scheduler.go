@@ -27,7 +27,8 @@ type Scheduler[T any] struct {
 // forever once the command buffer is full (at once under WithBuffer(0)).
 // To re-arm the Timer, return d > 0: it is re-armed to fire d after now,
 // without a trip through the channel, which is also the way to recheck a
-// deadline that was pushed later while the Timer waited. A panic in fire is
+// deadline that was pushed later while the Timer waited; any d shorter than
+// one interval (1ns, say) re-arms it for the next tick. A panic in fire is
 // recovered and reported to the panic handler, and the Timer stays
 // unscheduled.
 //
@@ -84,7 +85,8 @@ func (s *Scheduler[T]) Len() int {
 }
 
 // Stop stops the Scheduler and returns once its owner goroutine has exited.
-// Scheduled Timers never fire; later calls of other methods return
+// Scheduled Timers never fire and are unscheduled, so they may be scheduled
+// on another Scheduler; later calls of other methods return
 // ErrClosed, and calling Stop again does nothing. It must not be called from
 // fire.
 func (s *Scheduler[T]) Stop() { s.d.shutdown() }
