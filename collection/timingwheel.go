@@ -134,6 +134,11 @@ func (tw *TimingWheel) Stop() {
 	})
 }
 
+// Has reports whether key has a pending timer, counting every call made
+// before it. It returns false for a nil or unhashable key and after Stop.
+// go-zero has no such method.
+func (tw *TimingWheel) Has(key any) bool { return key != nil && tw.tw.Has(key) }
+
 // Len returns the number of pending timers, counting every call made before
 // it. It returns 0 after Stop. go-zero has no such method.
 func (tw *TimingWheel) Len() int { return tw.tw.Len() }

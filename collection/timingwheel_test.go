@@ -181,3 +181,24 @@ func TestTimingWheelDrainKeepsLaterTimers(t *testing.T) {
 		t.Errorf("Len after Drain = %d, want 0", n)
 	}
 }
+
+func TestTimingWheelHasAndLen(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tw, err := NewTimingWheel(time.Second, 8, func(k, v any) {})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tw.Stop()
+		tw.SetTimer("a", 1, time.Minute)
+		tw.SetTimer(2, "b", time.Minute)
+		if !tw.Has("a") || !tw.Has(2) {
+			t.Error("Has = false for a pending timer, want true")
+		}
+		if tw.Has(nil) || tw.Has([]int{1}) || tw.Has("zzz") {
+			t.Error("Has = true for a nil, unhashable or unknown key, want false")
+		}
+		if n := tw.Len(); n != 2 {
+			t.Errorf("Len = %d, want 2", n)
+		}
+	})
+}
