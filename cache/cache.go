@@ -294,6 +294,7 @@ func (c *cache[K, V]) fire(t *timingwheel.Timer[*node[K, V]], now time.Time) tim
 	}
 	k := n.key
 	v := s.removeLocked(n, Expired)
+	n.killLocked()
 	s.mu.Unlock()
 	if c.notify != nil {
 		c.notify.push(Event[K, V]{Key: k, Value: v, Reason: Expired})

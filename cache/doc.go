@@ -19,8 +19,10 @@
 //
 //	shard i:  RWMutex | hits misses | map[K]*node | LRU sentinel | limit | loads in flight
 //	                                     |
-//	node:     Timer{next prev when Value=*node} | prev next | stamp=deadline<<1|mark | key | value
-//	             \__ linked into a wheel slot        \__ linked into the shard's LRU ring
+//	node:     Timer{next prev when Value=*node} | prev next | sh | stamp | key | value
+//	             \__ linked into a wheel slot        \__ the shard's LRU ring
+//
+//	stamp = deadline<<2 | dead<<1 | mark   (deadline in ns since New)
 //
 // One goroutine, the wheel's owner, reclaims expired entries; writers
 // reach it over its buffered channel only to arm a new entry's timer, to
@@ -50,11 +52,19 @@
 //     once, even while the wheel still references the dead node.
 //   - One key, one atomic unit. Insert, overwrite, delete, eviction and
 //     expiry of a key happen under its shard lock; wheel commands are sent
-//     after the unlock, and every race between them is resolved by the
-//     expiry callback's check: a timer armed for a node that was removed
-//     meanwhile fires into a dead node and does nothing, and a live node
-//     always has an armed timer or one on its way. Nodes are never reused,
-//     so a command can never reach the wrong entry.
+//     after the unlock, and races between them are harmless by
+//     construction. The expiry callback is authoritative: it removes a
+//     node only if the node is live and its current deadline has passed,
+//     and otherwise re-arms it for the remainder. The writer that sends a
+//     Schedule rechecks the node's stamp once the send has returned and
+//     follows up with a Schedule for an earlier deadline recorded
+//     meanwhile, or a Cancel if the node died meanwhile, so the last
+//     command the wheel applies for a node is never a stale one (the
+//     wheel's Schedule also moves timers later). A live node therefore
+//     always has its timer armed by its deadline or a command on its way,
+//     and a dead node never stays armed. go-zero's lost timer, where Del
+//     cancels after unlocking and a racing Set keeps an entry that never
+//     expires, cannot happen (TestRacingWritesAllExpire, TestArmRaces).
 //   - Bounded. With a Limit, the total never exceeds Limit: the limit is
 //     split exactly across the shards (the first Limit mod n shards hold one
 //     more), and inserting a key into a full shard first evicts one entry of
@@ -96,12 +106,14 @@
 //
 // # Memory per entry
 //
-// One node (the Timer's 32 bytes, 16 of LRU links, 8 of stamp, plus the
-// key and value, rounded up to a size class) and one map slot (the key and
-// an 8-byte pointer, divided by the map's load). For uint64 keys and
-// values the node is 72 bytes in the 80-byte size class, and 1M entries
-// hold about 126 bytes each including the 16 bytes of payload
-// (BenchmarkBytesPerEntry).
+// One node (the Timer's 32 bytes, 16 of LRU links, 8 of shard pointer, 8
+// of stamp, plus the key and value, rounded up to a size class) and one
+// map slot (the key and an 8-byte pointer, divided by the map's load,
+// which is between 7/16 and 7/8). For uint64 keys and values the node is
+// exactly the 80-byte size class, and 1M entries hold about 126 bytes
+// each, 110 without the 16 bytes of payload (BenchmarkBytesPerEntry).
+// Under Limit, an insertion that evicts reuses the victim's node, so a
+// full cache allocates nothing per miss-and-fill.
 //
 // # Costs
 //
@@ -112,5 +124,6 @@
 // shard's counter line. No channel, no allocation.
 // Set of an existing key: Lock, map lookup, list move, Unlock; a channel
 // send only when the new deadline is earlier. Set of a new key: one node
-// allocation and one channel send, plus a Cancel send when it evicts.
+// (allocated, or recycled from the victim when the shard is full) and one
+// channel send. Delete: one Cancel send.
 package cache

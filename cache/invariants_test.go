@@ -38,6 +38,9 @@ func checkInvariants[K comparable, V any](t testing.TB, c *Cache[K, V], limit in
 			if got := s.m[e.key]; got != e {
 				t.Errorf("shard %d: LRU node %v: map holds %p, want %p", i, e.key, got, e)
 			}
+			if e.stamp.Load()&deadBit != 0 {
+				t.Errorf("shard %d: live node %v has the dead bit", i, e.key)
+			}
 			if e.timer.Value != e {
 				t.Errorf("shard %d: node %v: timer back pointer %p, want %p", i, e.key, e.timer.Value, e)
 			}

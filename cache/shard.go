@@ -110,13 +110,17 @@ func (s *shard[K, V]) moveToFrontLocked(n *node[K, V]) {
 	s.pushFrontLocked(n)
 }
 
+// killLocked marks a node that left the cache as dead for good, for arm's
+// lock-free recheck. A recycled node never gets the bit, not even for a
+// moment: its stamp goes straight from the old deadline to the new one.
+func (n *node[K, V]) killLocked() { n.stamp.Store(n.stamp.Load() | deadBit) }
+
 // removeLocked takes n out of the shard, counts it under reason and
 // returns its value, which the node no longer holds: a dead node still
 // referenced by the wheel pins neither the value nor its LRU neighbours.
 func (s *shard[K, V]) removeLocked(n *node[K, V], reason Reason) V {
 	delete(s.m, n.key)
 	s.unlinkLocked(n)
-	n.stamp.Store(n.stamp.Load() | deadBit)
 	v := n.value
 	var zero V
 	n.value = zero
@@ -225,6 +229,7 @@ func (s *shard[K, V]) deleteLocked(key K, now int64, p *pending[K, V]) (ok bool)
 	}
 	p.event = Event[K, V]{Key: key, Reason: reason}
 	p.event.Value = s.removeLocked(n, reason)
+	n.killLocked()
 	p.cancel = n
 	return true
 }
