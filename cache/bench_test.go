@@ -213,7 +213,7 @@ func BenchmarkMassExpiry(b *testing.B) {
 		for c.Len() > 1<<16 && time.Since(start) < ttl+10*time.Second {
 			time.Sleep(5 * time.Millisecond)
 		}
-		b.ReportMetric(float64((time.Since(start)-ttl).Milliseconds()), "reclaimed-ms")
+		b.ReportMetric(float64((time.Since(start) - ttl).Milliseconds()), "reclaimed-ms")
 		slices.Sort(lat)
 		b.ReportMetric(float64(lat[len(lat)*99/100].Nanoseconds()), "p99-ns")
 		b.ReportMetric(float64(lat[len(lat)*999/1000].Nanoseconds()), "p999-ns")
