@@ -54,9 +54,9 @@ func WithLimit(limit int) CacheOption {
 	}
 }
 
-// WithName names the cache; the name appears in its panic reports and
-// String. go-zero also logs stats under it every minute; this one doesn't
-// (call Stats).
+// WithName names the cache; the name appears in the panic reports of its
+// expiry engine. go-zero also logs stats under it every minute; this one
+// doesn't (call Stats).
 func WithName(name string) CacheOption {
 	return func(c *Cache) { c.name = name }
 }

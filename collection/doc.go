@@ -10,7 +10,9 @@
 //
 //   - timers never fire early, and moves land on the exact tick;
 //   - a timer moved to less than one interval fires once, on the next tick;
-//   - Drain hands over every pending timer, however far away;
+//   - Drain forgets the keys it hands over (go-zero keeps them indexed, so
+//     a later SetTimer of a drained key is lost and its value stays
+//     referenced);
 //   - Stop may be called twice; methods called after it return ErrClosed;
 //   - nil or unhashable keys are rejected with ErrArgument instead of
 //     crashing the wheel's goroutine;

@@ -1,6 +1,7 @@
 package collection
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -12,8 +13,10 @@ var (
 	// ErrClosed is returned by TimingWheel methods called after Stop. It is
 	// timingwheel.ErrClosed, so errors.Is works with either name.
 	ErrClosed = timingwheel.ErrClosed
-	// ErrArgument is returned for a nil or unhashable key or a delay <= 0.
-	// Errors returned by this package wrap timingwheel.ErrArgument too.
+	// ErrArgument is returned, itself and not wrapped, by TimingWheel
+	// methods given a nil or unhashable key or a delay <= 0, so code that
+	// compares with == as go-zero's callers do keeps working. Constructor
+	// errors wrap it with the detail; test those with errors.Is.
 	ErrArgument = timingwheel.ErrArgument
 )
 
@@ -84,7 +87,7 @@ func newTimingWheel(interval time.Duration, numSlots int, execute Execute, ticke
 // after Stop.
 func (tw *TimingWheel) Drain(fn func(key, value any)) error {
 	if fn == nil {
-		return argError("nil fn")
+		return ErrArgument
 	}
 	return tw.tw.Drain(fn)
 }
@@ -96,9 +99,9 @@ func (tw *TimingWheel) Drain(fn func(key, value any)) error {
 // Stop.
 func (tw *TimingWheel) MoveTimer(key any, delay time.Duration) error {
 	if key == nil {
-		return argError("nil key")
+		return ErrArgument
 	}
-	return tw.tw.MoveTimer(key, delay)
+	return bare(tw.tw.MoveTimer(key, delay))
 }
 
 // RemoveTimer cancels key's timer and releases its key and value at once.
@@ -106,9 +109,9 @@ func (tw *TimingWheel) MoveTimer(key any, delay time.Duration) error {
 // key and ErrClosed after Stop.
 func (tw *TimingWheel) RemoveTimer(key any) error {
 	if key == nil {
-		return argError("nil key")
+		return ErrArgument
 	}
-	return tw.tw.RemoveTimer(key)
+	return bare(tw.tw.RemoveTimer(key))
 }
 
 // SetTimer arms a timer that calls execute(key, value) after delay,
@@ -117,9 +120,9 @@ func (tw *TimingWheel) RemoveTimer(key any) error {
 // Stop.
 func (tw *TimingWheel) SetTimer(key, value any, delay time.Duration) error {
 	if key == nil {
-		return argError("nil key")
+		return ErrArgument
 	}
-	return tw.tw.SetTimer(key, value, delay)
+	return bare(tw.tw.SetTimer(key, value, delay))
 }
 
 // Stop stops the wheel, and its ticker if it has one, and returns once the
@@ -142,6 +145,14 @@ func (tw *TimingWheel) Has(key any) bool { return key != nil && tw.tw.Has(key) }
 // Len returns the number of pending timers, counting every call made before
 // it. It returns 0 after Stop. go-zero has no such method.
 func (tw *TimingWheel) Len() int { return tw.tw.Len() }
+
+// bare returns ErrArgument itself for any argument error, as go-zero does.
+func bare(err error) error {
+	if errors.Is(err, ErrArgument) {
+		return ErrArgument
+	}
+	return err
+}
 
 func argError(what string) error {
 	return fmt.Errorf("%w: %s", ErrArgument, what)

@@ -115,8 +115,10 @@ func TestTimingWheelArguments(t *testing.T) {
 		{"Drain nil fn", tw.Drain(nil)},
 	}
 	for _, c := range cases {
-		if !errors.Is(c.err, ErrArgument) {
-			t.Errorf("%s: got %v, want ErrArgument", c.name, c.err)
+		// go-zero's callers compare with ==: the error must be ErrArgument
+		// itself, not a wrapper.
+		if c.err != ErrArgument {
+			t.Errorf("%s: got %v, want ErrArgument itself", c.name, c.err)
 		}
 	}
 	for _, c := range []struct {
@@ -161,7 +163,7 @@ func TestTimingWheelStopTwiceAndErrClosed(t *testing.T) {
 	}
 }
 
-func TestTimingWheelDrainKeepsLaterTimers(t *testing.T) {
+func TestTimingWheelDrainHandsOverEveryTimer(t *testing.T) {
 	tw, err := NewTimingWheel(time.Second, 4, func(k, v any) {})
 	if err != nil {
 		t.Fatal(err)
@@ -199,6 +201,25 @@ func TestTimingWheelHasAndLen(t *testing.T) {
 		}
 		if n := tw.Len(); n != 2 {
 			t.Errorf("Len = %d, want 2", n)
+		}
+	})
+}
+
+// TestTimingWheelSetAfterDrain: go-zero keeps drained keys in its index, so
+// setting a drained key again is lost; here it fires.
+func TestTimingWheelSetAfterDrain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fired := make(chan any, 1)
+		tw, err := NewTimingWheel(time.Second, 4, func(k, v any) { fired <- v })
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tw.Stop()
+		tw.SetTimer("k", "old", time.Hour)
+		tw.Drain(func(k, v any) {})
+		tw.SetTimer("k", "new", time.Second)
+		if v := <-fired; v != "new" {
+			t.Errorf("fired value %v, want new", v)
 		}
 	})
 }

@@ -278,6 +278,7 @@ var ourAdditions = []string{
 	"method Cache.Len",
 	"method Cache.Stats",
 	"method TimingWheel.Len",
+	"method TimingWheel.Has",
 	"type Ticker",
 }
 

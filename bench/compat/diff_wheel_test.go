@@ -319,13 +319,12 @@ func TestDiff_ValuesPinnedInGoZero(t *testing.T) {
 	}
 }
 
-// TestDiff_ArgumentErrorsAreWrapped: go-zero returns ErrArgument itself;
-// ours returns an error that wraps ErrArgument with the reason, so
-// err == ErrArgument is false and errors.Is must be used. The texts differ
-// too ("incorrect task argument" vs "timingwheel: invalid argument: nil
-// key"), as do ErrClosed's ("TimingWheel is closed already" vs
-// "timingwheel: closed"); ErrClosed is returned unwrapped by both.
-func TestDiff_ArgumentErrorsAreWrapped(t *testing.T) {
+// TestSame_ArgumentAndClosedErrorsAreSentinels: both return ErrArgument and
+// ErrClosed themselves, unwrapped, so callers comparing with == keep
+// working. Only the texts differ ("incorrect task argument" vs
+// "timingwheel: invalid argument", "TimingWheel is closed already" vs
+// "timingwheel: closed").
+func TestSame_ArgumentAndClosedErrorsAreSentinels(t *testing.T) {
 	exec := func(key, value any) {}
 	synctest.Test(t, func(t *testing.T) {
 		g, err := gz.NewTimingWheelWithTicker(iv, 4, exec, timex.NewFakeTicker())
@@ -339,9 +338,11 @@ func TestDiff_ArgumentErrorsAreWrapped(t *testing.T) {
 		if err := g.SetTimer(nil, 1, iv); err != gz.ErrArgument {
 			t.Errorf("go-zero SetTimer(nil): got %v, want ErrArgument itself", err)
 		}
-		err = o.SetTimer(nil, 1, iv)
-		if err == collection.ErrArgument || !errors.Is(err, collection.ErrArgument) {
-			t.Errorf("ours SetTimer(nil): got %#v, want an error wrapping ErrArgument", err)
+		if err := o.SetTimer(nil, 1, iv); err != collection.ErrArgument {
+			t.Errorf("ours SetTimer(nil): got %#v, want ErrArgument itself", err)
+		}
+		if err := o.SetTimer([]int{1}, 1, iv); err != collection.ErrArgument {
+			t.Errorf("ours SetTimer(unhashable): got %#v, want ErrArgument itself", err)
 		}
 		g.Stop()
 		o.Stop()
