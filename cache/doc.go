@@ -68,9 +68,9 @@
 //   - Bounded. With a Limit, the total never exceeds Limit: the limit is
 //     split exactly across the shards (the first Limit mod n shards hold one
 //     more), and inserting a key into a full shard first evicts one entry of
-//     that shard. A shard may therefore evict while another has room;
-//     with a hash this even the difference is small, and a Limit under 128
-//     uses a single shard.
+//     that shard. A shard may therefore evict while another has room, so
+//     a full cache holds slightly fewer than Limit entries (99.9% of 1M
+//     in the bench module's fill); a Limit under 128 uses a single shard.
 //   - Callbacks without locks. OnEvict never runs under a cache lock nor on
 //     the wheel's goroutine; see Options.OnEvict for which goroutine runs it.
 //
