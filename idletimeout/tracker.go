@@ -115,7 +115,10 @@ func (t *tracker) stop() {
 // tracked was incremented.
 func (t *tracker) startClock() {
 	if !t.clockOn.Load() && t.clockOn.CompareAndSwap(false, true) {
-		if t.sched.Schedule(&t.clock, time.Duration(t.res)) != nil {
+		// 1ns means the wheel's next tick: a full resolution from here
+		// would skip one tick and publish the clock up to two ticks stale,
+		// past the documented timeout + 2 × Resolution bound.
+		if t.sched.Schedule(&t.clock, 1) != nil {
 			t.clockOn.Store(false) // stopped: nothing to tick for
 		}
 	}
