@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ttlkit/ttlkit/internal/bubble"
 	"github.com/ttlkit/ttlkit/timingwheel"
 )
 
@@ -89,7 +90,12 @@ func New[K comparable, V any](opts Options[K, V]) (*Cache[K, V], error) {
 		c.notify = newNotifier(opts.OnEvict)
 	}
 	w := &Cache[K, V]{c: c}
-	runtime.AddCleanup(w, func(c *cache[K, V]) { c.close() }, c)
+	if !bubble.Inside() {
+		// A cleanup runs outside every synctest bubble and must not touch a
+		// bubble's channels; inside one, the bubble reports a cache left
+		// open when its test ends.
+		runtime.AddCleanup(w, func(c *cache[K, V]) { c.close() }, c)
+	}
 	return w, nil
 }
 

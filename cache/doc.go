@@ -102,7 +102,9 @@
 // Close stops the wheel and the event goroutine and waits for them. A
 // Cache dropped without Close is closed by a runtime.AddCleanup cleanup
 // once it is unreachable (the goroutines reference only its inner state),
-// unless an OnEvict closure keeps the Cache itself reachable.
+// unless an OnEvict closure keeps the Cache itself reachable. Inside a
+// testing/synctest bubble there is no such cleanup (it would run outside
+// the bubble); the bubble reports a cache left open when its test ends.
 //
 // # Memory per entry
 //

@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"runtime"
 	"time"
+
+	"github.com/ttlkit/ttlkit/internal/bubble"
 )
 
 // item is what the keyed wheel stores in each Timer.
@@ -24,6 +26,9 @@ type item[K comparable, V any] struct {
 // A TimingWheel that becomes unreachable without Stop is stopped by a
 // cleanup after a garbage collection, unless execute keeps it reachable;
 // call Stop to release the owner goroutine at a time of your choosing.
+// Inside a testing/synctest bubble there is no such cleanup (it would run
+// outside the bubble); a wheel left running there is reported by the
+// bubble when the test ends.
 type TimingWheel[K comparable, V any] struct {
 	k *keyed[K, V]
 }
@@ -78,7 +83,9 @@ func New[K comparable, V any](interval time.Duration, numSlots int, execute func
 	k.exec = executor[item[K, V]]{limit: cfg.concurrency, run: k.runOne}
 	go k.d.run(k)
 	tw := &TimingWheel[K, V]{k: k}
-	runtime.AddCleanup(tw, func(k *keyed[K, V]) { k.d.signalStop() }, k)
+	if !bubble.Inside() {
+		runtime.AddCleanup(tw, func(k *keyed[K, V]) { k.d.signalStop() }, k)
+	}
 	return tw, nil
 }
 
