@@ -124,17 +124,19 @@ func heapInuseNow() uint64 {
 	return ms.HeapInuse
 }
 
-// oneShot keeps the metrics of benchmarks that measure one long round per
-// process (expiry, memory): the testing package calls a sub-benchmark again
-// with a larger b.N when the first call was shorter than -benchtime, and
-// those calls report the first round's figures instead of repeating it.
+// oneShot keeps the metrics of benchmarks that measure one long round
+// (expiry, memory): the testing package calls a sub-benchmark again with a
+// larger b.N when the first call was shorter than -benchtime, and those
+// calls report the first call's figures instead of repeating the round.
+// Every -count repetition starts with b.N = 1 and measures anew.
 var oneShot = map[string]map[string]float64{}
 
-// reportOneShot runs measure once per benchmark (b.Name) and reports its
-// metrics, with ns/op 0: these benchmarks time nothing per operation.
+// reportOneShot runs measure when b.N is 1 (the first call of each
+// repetition) and reports its metrics, with ns/op 0: these benchmarks time
+// nothing per operation.
 func reportOneShot(b *testing.B, measure func() map[string]float64) {
 	m, ok := oneShot[b.Name()]
-	if !ok {
+	if !ok || b.N == 1 {
 		m = measure()
 		oneShot[b.Name()] = m
 	}
