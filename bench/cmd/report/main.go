@@ -1,0 +1,222 @@
+// Command report runs ttlkit's comparative benchmark suites and writes
+// doc/benchmarks.md and the SVG charts in doc/img/ from their output:
+//
+//	cd bench
+//	go run ./cmd/report                       # full mode: rewrites ../doc/benchmarks.md and ../doc/img/
+//	go run ./cmd/report -quick -out /tmp/r    # smoke test: -short sizes, tiny benchtimes
+//
+// Each suite (see suites.go) is one `go test -run '^$' -bench REGEXP`
+// process in the bench module, so every implementation in it is measured
+// side by side under the same conditions. The tool parses the standard
+// benchmark lines, groups them by name without the "impl=" element, takes
+// the median over -count runs, and writes per suite a table with ratios to
+// the best peer and to go-zero, and the suite's charts. A suite whose
+// benchmarks do not exist yet is reported as not run; one that fails is
+// reported with the end of its output, and the tool then exits with status 1
+// after writing the report.
+//
+// Flags:
+//
+//	-quick        tiny benchtimes and -short; needs -out (never overwrites doc/)
+//	-out DIR      where benchmarks.md and img/ go (default: the doc directory next to bench)
+//	-count N      runs of each benchmark; tables show the median (default 1)
+//	-only REGEXP  run only the suites whose ID matches; the others are reported as not run
+//	-raw DIR      also save each suite's raw go test output as DIR/ID.txt (for benchstat)
+//	-replay DIR   read DIR/ID.txt saved by -raw instead of running the suites
+//	-v            echo go test's output while it runs
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// config is one invocation of the tool.
+type config struct {
+	benchDir string // the bench module
+	outDir   string // benchmarks.md goes here, the charts in outDir/img
+	quick    bool
+	count    int
+	only     *regexp.Regexp
+	rawDir   string
+	replay   string
+	verbose  bool
+	command  string    // the tool's command line as the report shows it
+	log      io.Writer // progress
+}
+
+const benchModule = "github.com/ttlkit/ttlkit/bench"
+
+func main() {
+	cfg, err := parseFlags(os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "report:", err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, cfg); err != nil {
+		fmt.Fprintln(os.Stderr, "report:", err)
+		os.Exit(1)
+	}
+}
+
+func parseFlags(args []string) (*config, error) {
+	fs := flag.NewFlagSet("report", flag.ContinueOnError)
+	cfg := &config{log: os.Stderr}
+	var only string
+	fs.BoolVar(&cfg.quick, "quick", false, "smoke test: tiny benchtimes and -short (needs -out)")
+	fs.StringVar(&cfg.outDir, "out", "", "output directory for benchmarks.md and img/ (default: ../doc from the bench module)")
+	fs.IntVar(&cfg.count, "count", 1, "runs of each benchmark; tables show the median")
+	fs.StringVar(&only, "only", "", "run only the suites whose ID matches this regexp")
+	fs.StringVar(&cfg.rawDir, "raw", "", "save each suite's raw go test output in this directory")
+	fs.StringVar(&cfg.replay, "replay", "", "read raw outputs saved by -raw from this directory instead of running")
+	fs.BoolVar(&cfg.verbose, "v", false, "echo go test's output")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if cfg.count < 1 {
+		return nil, errors.New("-count must be at least 1")
+	}
+	if cfg.quick && cfg.outDir == "" {
+		return nil, errors.New("-quick needs -out: quick-mode numbers must not replace doc/benchmarks.md")
+	}
+	if only != "" {
+		re, err := regexp.Compile(only)
+		if err != nil {
+			return nil, fmt.Errorf("-only: %v", err)
+		}
+		cfg.only = re
+	}
+	dir, err := findBenchModule()
+	if err != nil {
+		return nil, err
+	}
+	cfg.benchDir = dir
+	if cfg.outDir == "" {
+		cfg.outDir = filepath.Join(dir, "..", "doc")
+	}
+	cfg.command = shellJoin(append([]string{"go", "run", "./cmd/report"}, args...))
+	return cfg, nil
+}
+
+// findBenchModule walks up from the working directory to the directory
+// whose go.mod declares the bench module.
+func findBenchModule() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err == nil && modulePath(string(b)) == benchModule {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("not inside the %s module: run from bench/", benchModule)
+		}
+		dir = parent
+	}
+}
+
+func modulePath(gomod string) string {
+	for _, l := range strings.Split(gomod, "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(l), "module "); ok {
+			return strings.Trim(strings.TrimSpace(rest), `"`)
+		}
+	}
+	return ""
+}
+
+// run runs (or replays) every suite and writes the report. It returns an
+// error when the report could not be written or some suite failed; the
+// report is written in either case.
+func run(ctx context.Context, cfg *config) error {
+	rep := &report{Quick: cfg.quick, Count: cfg.count, Command: cfg.command, Charts: map[string][]renderedChart{}}
+	rep.Machine = probeMachine(ctx, cfg.benchDir)
+	for _, s := range suites {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rep.Runs = append(rep.Runs, cfg.runSuite(ctx, s))
+	}
+	rep.Machine.End = time.Now()
+	rep.Machine.LoadEnd = loadAverage()
+	for _, r := range rep.Runs {
+		if r.Output != nil && r.Output.Header["cpu"] != "" {
+			rep.Machine.CPUTesting = r.Output.Header["cpu"]
+			break
+		}
+	}
+
+	imgDir := filepath.Join(cfg.outDir, "img")
+	if err := os.MkdirAll(imgDir, 0o755); err != nil {
+		return err
+	}
+	var col colors
+	for _, r := range rep.Runs {
+		for _, ch := range r.Suite.Charts {
+			path := filepath.Join(imgDir, ch.File)
+			bc, ok := buildChart(r.Suite, ch, r.Tables, &col)
+			if !ok {
+				// No data: remove a chart left by an earlier run, so that
+				// the report never shows figures it did not measure.
+				if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+					return err
+				}
+				continue
+			}
+			svg := bc.SVG()
+			if err := os.WriteFile(path, svg, 0o644); err != nil {
+				return err
+			}
+			rep.Charts[r.Suite.ID] = append(rep.Charts[r.Suite.ID], renderedChart{File: ch.File, Title: ch.Title, SVG: svg})
+		}
+	}
+
+	mdPath := filepath.Join(cfg.outDir, "benchmarks.md")
+	f, err := os.Create(mdPath)
+	if err != nil {
+		return err
+	}
+	if err := writeMarkdown(f, rep); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	fmt.Fprintf(cfg.log, "report: wrote %s and %d charts in %s\n", mdPath, countCharts(rep), imgDir)
+
+	var failed []string
+	for _, r := range rep.Runs {
+		if r.Status == StatusFailed || r.Status == StatusPartial {
+			failed = append(failed, r.Suite.ID)
+		}
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("suites failed: %s (see the report)", strings.Join(failed, ", "))
+	}
+	return nil
+}
+
+func countCharts(rep *report) int {
+	n := 0
+	for _, cs := range rep.Charts {
+		n += len(cs)
+	}
+	return n
+}

@@ -1,0 +1,200 @@
+package main
+
+// A suite is one `go test -bench` process: every implementation it compares
+// runs side by side in that process. Adding a benchmark to the report is
+// adding an entry here; a suite whose benchmarks do not exist yet is
+// reported as not run.
+type suite struct {
+	ID    string // short name: -only selects by it, raw output files use it
+	Title string // section heading
+	About string // a paragraph of markdown under the heading
+
+	Bench     string // the -bench regexp
+	Benchtime string // -benchtime in full mode
+	// QuickBench and QuickBenchtime replace Bench and Benchtime in -quick
+	// mode (which also passes -short); QuickBench "" keeps Bench.
+	QuickBench, QuickBenchtime string
+	Timeout                    string // -timeout; "" means 30m
+
+	// Ratio lists the units ratios are computed on, per table the first
+	// one the table has. Baselines are implementations that are reference
+	// points rather than peers (the floor, a bare conn): they get ratios but
+	// are never the best peer.
+	Ratio     []string
+	Baselines []string
+
+	Charts []chart
+}
+
+// A chart is one SVG drawn from a suite's results.
+type chart struct {
+	File  string // under img/
+	Title string
+	// Units are the metrics drawn. With one unit a chart has one block per
+	// group; with several, one block per group and unit.
+	Units []string
+	// Groups selects the groups drawn by a regexp on "Func/group" (for
+	// example "Wheel/SetTimer/pending=1k"); "" draws every group.
+	Groups string
+	// Trim is removed from the front of group labels ("Wheel/").
+	Trim string
+	Axis string // value axis label; "" uses the unit's description
+	Log  bool   // logarithmic value axis
+}
+
+// refImpl is the implementation every table also compares against.
+const refImpl = "gozero"
+
+// suites is the whole report, in order.
+var suites = []suite{
+	{
+		ID:    "wheel",
+		Title: "Timing wheel: SetTimer, MoveTimer, RemoveTimer",
+		About: "Keyed timer operations at 1k and 1M pending timers (interval 1 s, 1024 slots, nothing fires while " +
+			"measuring). `cpu-ns/op` is process CPU (getrusage) over the timed region and includes the work a wheel " +
+			"hands to its owner goroutine, which wall-clock `ns/op` hides. `B/pending` is heap per pending timer. " +
+			"`floor` is a map plus an intrusive list with no clock, no goroutine and no lock: the least a keyed timer " +
+			"index can cost, not a usable wheel.",
+		Bench:          `^BenchmarkWheel$`,
+		Benchtime:      "300ms",
+		QuickBench:     `^BenchmarkWheel$//pending=1k`,
+		QuickBenchtime: "200x",
+		Ratio:          []string{"cpu-ns/op"},
+		Baselines:      []string{"floor"},
+		Charts: []chart{
+			{File: "wheel-cpu-1k.svg", Title: "Timing wheel, 1k pending: CPU per operation",
+				Units: []string{"cpu-ns/op"}, Groups: `^Wheel/.*/pending=1k$`, Trim: "Wheel/"},
+			{File: "wheel-cpu-1M.svg", Title: "Timing wheel, 1M pending: CPU per operation",
+				Units: []string{"cpu-ns/op"}, Groups: `^Wheel/.*/pending=1M$`, Trim: "Wheel/"},
+			{File: "wheel-bytes.svg", Title: "Timing wheel: heap per pending timer (1M pending)",
+				Units: []string{"B/pending"}, Groups: `^Wheel/.*/pending=1M$`, Trim: "Wheel/"},
+		},
+	},
+	{
+		ID:    "accuracy",
+		Title: "Timing wheel: firing accuracy",
+		About: "100,000 timers due 0.5–1.5 s after they are set, on a 1 ms × 2048 wheel. Lateness is callback start " +
+			"minus (the moment just before SetTimer + delay); `early` counts timers that fired before their delay " +
+			"and `dup` callbacks beyond the first. One round per process.",
+		Bench:          `^BenchmarkFiringAccuracy$`,
+		Benchtime:      "1x",
+		QuickBenchtime: "1x",
+		Ratio:          []string{"p99-late-ms"},
+		Charts: []chart{
+			{File: "wheel-lateness.svg", Title: "Timing wheel: firing lateness of 100k timers",
+				Units: []string{"p50-late-ms", "p99-late-ms", "max-late-ms"}, Axis: "milliseconds after the deadline (log scale)", Log: true},
+		},
+	},
+	{
+		ID:    "wheelstall",
+		Title: "Timing wheel: callers during a mass expiry, and an idle wheel's CPU",
+		About: "`WheelStall`: many timers fall due in one tick; meanwhile a probe keeps calling SetTimer and times " +
+			"each call (`p99-call-us`, `max-call-ms`); `expiry-ms` is how long the expiry took. `WheelIdleCPU`: " +
+			"process CPU per second of wall time while far-off timers are pending and nothing is due.",
+		Bench:          `^BenchmarkWheel(Stall|IdleCPU)$`,
+		Benchtime:      "1x",
+		QuickBenchtime: "1x",
+		Ratio:          []string{"p99-call-us", "cpu-ms/s"},
+		Charts: []chart{
+			{File: "wheel-stall.svg", Title: "Timing wheel: SetTimer latency while 1M timers expire",
+				Units: []string{"p99-call-us"}, Groups: `^WheelStall$`, Axis: "p99 SetTimer call, µs (log scale)", Log: true},
+			{File: "wheel-idle-cpu.svg", Title: "Timing wheel: CPU of an idle wheel with 1M pending timers",
+				Units: []string{"cpu-ms/s"}, Groups: `^WheelIdleCPU$`},
+		},
+	},
+	{
+		ID:    "cache",
+		Title: "Cache: throughput",
+		About: "`GetOrSet`: Get, and Set on a miss, from parallel goroutines over 1M keys (Zipf s = 1.01 or uniform), " +
+			"capacity 100k, TTL 1 h. `Reads`: Get only over 100k resident keys. `ns/op` is wall time per operation " +
+			"over both cores (throughput); `cpu-ns/op` is process CPU per operation (about 2 × ns/op with both " +
+			"cores busy), which other processes on the machine do not inflate.",
+		Bench:          `^BenchmarkCache(GetOrSet|Reads)$`,
+		Benchtime:      "400ms",
+		QuickBenchtime: "2000x",
+		Ratio:          []string{"cpu-ns/op"},
+		Charts: []chart{
+			{File: "cache-cpu.svg", Title: "Cache: CPU per operation",
+				Units: []string{"cpu-ns/op"}, Trim: "Cache"},
+		},
+	},
+	{
+		ID:    "cachemem",
+		Title: "Cache: bytes per entry",
+		About: "Heap growth across building a cache of capacity 1M and setting 1M keys (TTL 1 h), divided by the " +
+			"keys still held, minus the 16-byte key + value payload. One round per process.",
+		Bench:          `^BenchmarkCacheBytesPerEntry$`,
+		Benchtime:      "1x",
+		QuickBenchtime: "1x",
+		Ratio:          []string{"B/entry"},
+		Charts: []chart{
+			{File: "cache-bytes.svg", Title: "Cache: heap per entry beyond the 16-byte payload (1M entries)",
+				Units: []string{"B/entry"}},
+		},
+	},
+	{
+		ID:    "cacheexpiry",
+		Title: "Cache: expiry accuracy and latency during an expiry storm",
+		About: "`Expiry`: 100k keys with a 200 ms TTL; a prober checks that no Get hits after the deadline " +
+			"(`late-hits`) or misses before it (`early-misses`); `reclaim-ms` is when the cache holds nothing any " +
+			"more, after the last deadline. `MassExpiry`: 1M keys expire at one instant while two goroutines call " +
+			"Get and Set on 64Ki other keys; the latency of calls made from that instant on. One round per process.",
+		Bench:          `^BenchmarkCache(Expiry|MassExpiry)$`,
+		Benchtime:      "1x",
+		QuickBenchtime: "1x",
+		Ratio:          []string{"p99-us", "reclaim-ms"},
+		Charts: []chart{
+			{File: "cache-mass-expiry.svg", Title: "Cache: Get/Set latency while 1M entries expire at once",
+				Units: []string{"p50-us", "p99-us", "p99.9-us"}, Groups: `^CacheMassExpiry$`,
+				Axis: "call latency, µs (log scale)", Log: true},
+			{File: "cache-reclaim.svg", Title: "Cache: time to reclaim 100k expired entries",
+				Units: []string{"reclaim-ms"}, Groups: `^CacheExpiry$`, Axis: "ms after the last deadline"},
+		},
+	},
+	{
+		ID:    "safemap",
+		Title: "SafeMap: operations",
+		About: "Get, Set (overwrite) and DeleteSet from parallel goroutines, Delete from one, over 1k and 1M " +
+			"uint64 keys. `rwmap` is a built-in map under a sync.RWMutex.",
+		Bench:          `^BenchmarkSafeMap$`,
+		Benchtime:      "300ms",
+		QuickBenchtime: "2000x",
+		Ratio:          []string{"cpu-ns/op"},
+		Charts: []chart{
+			{File: "safemap-cpu.svg", Title: "SafeMap: CPU per operation",
+				Units: []string{"cpu-ns/op"}, Trim: "SafeMap/"},
+		},
+	},
+	{
+		ID:    "safemapshrink",
+		Title: "SafeMap: memory after deleting down from a peak",
+		About: "1M keys set, then deleted down to 5,000: heap still held (`MiB-held`), as a multiple of a fresh " +
+			"built-in map of 5,000 entries (`x-fresh`), and the mean cost of the deletes. One round per process.",
+		Bench:          `^BenchmarkSafeMapShrink$`,
+		Benchtime:      "1x",
+		QuickBenchtime: "1x",
+		Ratio:          []string{"MiB-held"},
+		Charts: []chart{
+			{File: "safemap-shrink.svg", Title: "SafeMap: heap held after 1M entries shrink to 5,000",
+				Units: []string{"MiB-held"}},
+		},
+	},
+	{
+		ID:    "idle",
+		Title: "Idle timeout: per-operation cost and loopback echo",
+		About: "Read/Write on a connection wrapped by idletimeout, on one that sets a deadline per operation, and " +
+			"on a bare one (no timeout at all: the baseline); and a loopback echo server over many connections, " +
+			"measured by the server's own CPU per message.",
+		Bench:          `^BenchmarkIdle`,
+		Benchtime:      "300ms",
+		QuickBenchtime: "200x",
+		Ratio:          []string{"cpu-ns/msg", "cpu-ns/op"},
+		Baselines:      []string{"bare"},
+		Charts: []chart{
+			{File: "idle-cpu.svg", Title: "Idle timeout: CPU per operation",
+				Units: []string{"cpu-ns/op"}, Trim: "Idle"},
+			{File: "idle-echo.svg", Title: "Idle timeout: loopback echo, server CPU per message",
+				Units: []string{"cpu-ns/msg"}, Trim: "Idle"},
+		},
+	},
+}
