@@ -1,0 +1,552 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func wheelTables(t *testing.T) []Table {
+	t.Helper()
+	return buildTables(parseFile(t, "wheel.txt").Results)
+}
+
+func TestRatiosFor(t *testing.T) {
+	g := wheelTables(t)[0].Groups[0] // SetTimer/pending=1k: cpu-ns/op medians 260, 3050, 380, 100
+	tests := []struct {
+		name      string
+		unit      string
+		baselines []string
+		ref       string
+		wantBest  string
+		want      map[string]Ratios
+	}{
+		{
+			name: "floor is a baseline", unit: "cpu-ns/op", baselines: []string{"floor"}, ref: "gozero", wantBest: "ttlkit",
+			want: map[string]Ratios{
+				"ttlkit":    {1, 260.0 / 3050},
+				"gozero":    {3050.0 / 260, 1},
+				"afterfunc": {380.0 / 260, 380.0 / 3050},
+				"floor":     {100.0 / 260, 100.0 / 3050},
+			},
+		},
+		{
+			name: "no baseline", unit: "cpu-ns/op", ref: "gozero", wantBest: "floor",
+			want: map[string]Ratios{"ttlkit": {2.6, 260.0 / 3050}, "floor": {1, 100.0 / 3050}},
+		},
+		{
+			name: "every row a baseline", unit: "cpu-ns/op", baselines: []string{"ttlkit", "gozero", "afterfunc", "floor"}, ref: "gozero", wantBest: "floor",
+			want: map[string]Ratios{"floor": {1, 100.0 / 3050}},
+		},
+		{
+			name: "reference absent", unit: "cpu-ns/op", baselines: []string{"floor"}, ref: "nosuch", wantBest: "ttlkit",
+			want: map[string]Ratios{"ttlkit": {1, math.NaN()}, "afterfunc": {380.0 / 260, math.NaN()}},
+		},
+		{
+			name: "unit absent", unit: "hit%", ref: "gozero", wantBest: "",
+			want: map[string]Ratios{"ttlkit": {math.NaN(), math.NaN()}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, best := ratiosFor(g, tt.unit, tt.baselines, tt.ref)
+			if best != tt.wantBest {
+				t.Errorf("best: got %q, want %q", best, tt.wantBest)
+			}
+			for impl, want := range tt.want {
+				r := got[impl]
+				if !sameFloat(r.ToBest, want.ToBest) || !sameFloat(r.ToRef, want.ToRef) {
+					t.Errorf("%s: got %+v, want %+v", impl, r, want)
+				}
+			}
+		})
+	}
+}
+
+func TestRatiosHigherIsBetter(t *testing.T) {
+	g := Group{Rows: []Row{
+		{Impl: "ttlkit", Values: map[string]float64{"hit%": 90}},
+		{Impl: "gozero", Values: map[string]float64{"hit%": 60}},
+	}}
+	got, best := ratiosFor(g, "hit%", nil, "gozero")
+	if best != "ttlkit" {
+		t.Errorf("best: got %q, want ttlkit", best)
+	}
+	if r := got["gozero"]; !sameFloat(r.ToBest, 60.0/90) || r.ToRef != 1 {
+		t.Errorf("gozero: got %+v, want {%v 1}", r, 60.0/90)
+	}
+}
+
+func TestRatio(t *testing.T) {
+	tests := []struct {
+		name       string
+		a, b, want float64
+	}{
+		{"plain", 3, 2, 1.5},
+		{"both zero", 0, 0, 1},
+		{"divide by zero", 3, 0, math.NaN()},
+		{"numerator NaN", math.NaN(), 2, math.NaN()},
+		{"denominator NaN", 2, math.NaN(), math.NaN()},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := ratio(tt.a, tt.b); !sameFloat(got, tt.want) {
+				t.Errorf("ratio(%v, %v): got %v, want %v", tt.a, tt.b, got, tt.want)
+			}
+		})
+	}
+}
+
+func sameFloat(a, b float64) bool {
+	if math.IsNaN(a) || math.IsNaN(b) {
+		return math.IsNaN(a) && math.IsNaN(b)
+	}
+	return math.Abs(a-b) <= 1e-12*math.Max(1, math.Abs(b))
+}
+
+func TestFormatNumber(t *testing.T) {
+	tests := []struct {
+		name string
+		in   float64
+		want string
+	}{
+		{"integer", 1716384, "1716384"},
+		{"hundreds", 131.1, "131"},
+		{"tens", 92.19, "92.2"},
+		{"units", 5.5, "5.50"},
+		{"fraction", 0.0123, "0.0123"},
+		{"zero", 0, "0"},
+		{"negative", -2.5, "-2.50"},
+		{"NaN", math.NaN(), "—"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := formatNumber(tt.in); got != tt.want {
+				t.Errorf("formatNumber(%v): got %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+	if got := formatRatio(260.0 / 3050); got != "0.09×" {
+		t.Errorf("formatRatio: got %q, want 0.09×", got)
+	}
+	if got := formatRatio(123.4); got != "123×" {
+		t.Errorf("formatRatio: got %q, want 123×", got)
+	}
+}
+
+func suiteByID(t *testing.T, id string) suite {
+	t.Helper()
+	for _, s := range suites {
+		if s.ID == id {
+			return s
+		}
+	}
+	t.Fatalf("no suite %q", id)
+	return suite{}
+}
+
+func TestBuildChart(t *testing.T) {
+	wheel := suiteByID(t, "wheel")
+	acc := suiteByID(t, "accuracy")
+	accTables := buildTables(parseFile(t, "accuracy.txt").Results)
+	tests := []struct {
+		name    string
+		s       suite
+		ch      chart
+		tables  []Table
+		ok      bool
+		groups  []string
+		series  []string
+		values0 []float64 // the first series' values
+	}{
+		{
+			name: "one unit, selected groups", s: wheel, ch: wheel.Charts[0], tables: wheelTables(t), ok: true,
+			groups: []string{"SetTimer/pending=1k"}, series: []string{"ttlkit", "gozero", "afterfunc", "floor"},
+			values0: []float64{260},
+		},
+		{
+			name: "every group", s: wheel, ch: chart{Title: "all", Units: []string{"cpu-ns/op"}, Trim: "Wheel/"}, tables: wheelTables(t), ok: true,
+			groups: []string{"SetTimer/pending=1k", "MoveTimer/pending=1M"}, series: []string{"ttlkit", "gozero", "afterfunc", "floor"},
+			values0: []float64{260, 500},
+		},
+		{
+			name: "one group, several units", s: acc, ch: acc.Charts[0], tables: accTables, ok: true,
+			groups: []string{"p50-late-ms", "p99-late-ms", "max-late-ms"}, series: []string{"ttlkit", "gozero", "afterfunc"},
+			values0: []float64{0.25, 0.5, 0.6},
+		},
+		{
+			name: "several groups, several units", s: wheel, ch: chart{Title: "x", Units: []string{"cpu-ns/op", "B/op"}, Trim: "Wheel/"}, tables: wheelTables(t), ok: true,
+			groups: []string{"SetTimer/pending=1k · cpu-ns/op", "SetTimer/pending=1k · B/op", "MoveTimer/pending=1M · cpu-ns/op", "MoveTimer/pending=1M · B/op"},
+			series: []string{"ttlkit", "gozero", "afterfunc", "floor"}, values0: []float64{260, 48, 500, 0},
+		},
+		{
+			name: "unit nobody reports", s: wheel, ch: chart{Title: "x", Units: []string{"cpu-ns/msg"}}, tables: wheelTables(t), ok: false,
+		},
+		{
+			name: "no group matches", s: wheel, ch: chart{Title: "x", Units: []string{"cpu-ns/op"}, Groups: `^Nothing$`}, tables: wheelTables(t), ok: false,
+		},
+		{
+			name: "suite not run", s: wheel, ch: wheel.Charts[0], tables: nil, ok: false,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var col colors
+			bc, ok := buildChart(tt.s, tt.ch, tt.tables, &col)
+			if ok != tt.ok {
+				t.Fatalf("ok: got %v, want %v", ok, tt.ok)
+			}
+			if !ok {
+				return
+			}
+			if !slices.Equal(bc.Groups, tt.groups) {
+				t.Errorf("groups: got %q, want %q", bc.Groups, tt.groups)
+			}
+			var names []string
+			for _, s := range bc.Series {
+				names = append(names, s.Name)
+				if len(s.Values) != len(bc.Groups) {
+					t.Errorf("series %s: got %d values for %d groups", s.Name, len(s.Values), len(bc.Groups))
+				}
+			}
+			if !slices.Equal(names, tt.series) {
+				t.Errorf("series: got %q, want %q", names, tt.series)
+			}
+			if !slices.Equal(bc.Series[0].Values, tt.values0) {
+				t.Errorf("first series values: got %v, want %v", bc.Series[0].Values, tt.values0)
+			}
+			checkSVG(t, bc.SVG())
+		})
+	}
+}
+
+func TestColorsStable(t *testing.T) {
+	var c colors
+	if got := c.of("otter", false); got != palette[0] {
+		t.Errorf("first peer: got %s, want %s", got, palette[0])
+	}
+	if got := c.of("floor", true); got != "#9a9a9a" {
+		t.Errorf("baseline: got %s, want grey", got)
+	}
+	if got := c.of("theine", false); got != palette[1] {
+		t.Errorf("second peer: got %s, want %s", got, palette[1])
+	}
+	if got := c.of("otter", false); got != palette[0] {
+		t.Errorf("otter again: got %s, want %s", got, palette[0])
+	}
+	if c.of("ttlkit", false) == c.of("gozero", false) {
+		t.Errorf("ttlkit and gozero share a colour")
+	}
+}
+
+// TestReplayReport runs the whole tool, except the go test processes, on
+// saved output: one suite fully measured with two samples, one of custom
+// metrics only, one partly failed, one that does not build, one whose
+// benchmarks do not exist yet, and the rest with no saved output.
+func TestReplayReport(t *testing.T) {
+	out := t.TempDir()
+	img := filepath.Join(out, "img")
+	if err := os.MkdirAll(img, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	stale := filepath.Join(img, "safemap-cpu.svg")
+	if err := os.WriteFile(stale, []byte("<svg/>"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := &config{benchDir: "../..", outDir: out, replay: filepath.Join("testdata", "replay"), count: 1,
+		command: "go run ./cmd/report -replay cmd/report/testdata/replay", log: io.Discard}
+	err := run(context.Background(), cfg)
+	if err == nil || !strings.Contains(err.Error(), "cachemem, safemap") {
+		t.Errorf("run: got error %v, want one naming the failed suites cachemem, safemap", err)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "benchmarks.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := string(b)
+	if !strings.HasPrefix(md, "<!-- Code generated by bench/cmd/report. DO NOT EDIT. -->\n") {
+		t.Errorf("the report does not start with the generated-code header:\n%.200s", md)
+	}
+	wantLines := []string{
+		"cd bench && go run ./cmd/report -replay cmd/report/testdata/replay",
+		"| benchmark | impl | `ns/op` | `cpu-ns/op` | `B/op` | `allocs/op` | `B/pending` | × best | × gozero |",
+		"| SetTimer/pending=1k | **ttlkit** | 210 | 260 | 48 | 1 | 131 | **1.00×** | 0.09× |",
+		"|  | gozero | 2679 | 3050 | 159 | 5 | 229 | 11.73× | 1.00× |",
+		"|  | floor (baseline) | 111 | 100 | 48 | 1 | 131 | 0.38× | 0.03× |",
+		"| MoveTimer/pending=1M | **ttlkit** | 339 | 500 | 0 | 0 | 108 | **1.00×** | 0.25× |",
+		"Ratios on `cpu-ns/op` (lower is better); baselines, never the best peer: floor. Each figure is the median of 2 runs.",
+		"| impl | `dup` | `early` | `max-late-ms` | `p50-late-ms` | `p99-late-ms` | × best | × gozero |",
+		"| gozero | 0 | 51234 | 1500 | -2 | 1000 | 2000× | 1.00× |",
+		"| **ttlkit** | 60 | 1048576 | **1.00×** | 0.50× |",
+		"**Partly failed**: go test failed: BenchmarkCacheBytesPerEntry/impl=theine, BenchmarkCacheBytesPerEntry.",
+		"**Failed**: the bench package does not build.",
+		"./idle_child_test.go:54:30: undefined: fdSlack",
+		"**Not run**: no benchmark matches `^BenchmarkIdle` yet.",
+		"![Timing wheel, 1k pending: CPU per operation](img/wheel-cpu-1k.svg)",
+		"| [wheel](#timing-wheel-settimer-movetimer-removetimer) | ok | — | `go test -run '^$' -bench '^BenchmarkWheel$' -benchtime 300ms -count 1 -timeout 30m .` |",
+		"| GOMAXPROCS | 2 (the benchmarks' TestMain sets it; read from the -N suffix of their names) |",
+	}
+	lines := strings.Split(md, "\n")
+	for _, w := range wantLines {
+		if !slices.Contains(lines, w) {
+			t.Errorf("the report lacks the line\n%s", w)
+		}
+	}
+	if !strings.Contains(md, "Canned Test Processor") {
+		t.Errorf("the report does not show the CPU go test reported")
+	}
+	if !strings.Contains(md, "ratios matter") && !strings.Contains(md, "Compare implementations by their ratios") {
+		t.Errorf("the report lacks the shared-machine note")
+	}
+
+	// Every image the report shows exists and is well-formed; charts
+	// without data are neither shown nor left on disk.
+	shown := regexp.MustCompile(`\]\(img/([^)]+)\)`).FindAllStringSubmatch(md, -1)
+	var files []string
+	for _, m := range shown {
+		files = append(files, m[1])
+		data, err := os.ReadFile(filepath.Join(img, m[1]))
+		if err != nil {
+			t.Errorf("shown image: %v", err)
+			continue
+		}
+		checkSVG(t, data)
+	}
+	wantFiles := []string{"wheel-cpu-1k.svg", "wheel-cpu-1M.svg", "wheel-bytes.svg", "wheel-lateness.svg", "cache-bytes.svg"}
+	if !slices.Equal(files, wantFiles) {
+		t.Errorf("images shown: got %q, want %q", files, wantFiles)
+	}
+	entries, err := os.ReadDir(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var onDisk []string
+	for _, e := range entries {
+		onDisk = append(onDisk, e.Name())
+	}
+	slices.Sort(onDisk)
+	slices.Sort(wantFiles)
+	if !slices.Equal(onDisk, wantFiles) {
+		t.Errorf("files in img/: got %q, want %q (the stale safemap-cpu.svg removed)", onDisk, wantFiles)
+	}
+}
+
+func TestClassify(t *testing.T) {
+	okOut := "goos: linux\nBenchmarkX/impl=a-2 10 5 ns/op\nPASS\nok  \tpkg\t1s\n"
+	tests := []struct {
+		name   string
+		stdout string
+		stderr string
+		runErr error
+		want   Status
+		note   string
+	}{
+		{"ok", okOut, "", nil, StatusOK, ""},
+		{"no match", "PASS\nok  \tpkg\t0.01s\n", "", nil, StatusNotRun, "no benchmark matches `^BenchmarkX$` yet"},
+		{"build failed", "FAIL\tpkg [build failed]\nFAIL\n", "x.go:1: undefined: y\n", &exec.ExitError{}, StatusFailed, "the bench package does not build"},
+		{"benchmark failed", "BenchmarkX/impl=a-2 10 5 ns/op\n--- FAIL: BenchmarkX/impl=b\nFAIL\n", "", &exec.ExitError{}, StatusPartial, "go test failed: BenchmarkX/impl=b"},
+		{"panic before any result", "panic: boom\nFAIL\tpkg\t0.1s\nFAIL\n", "", &exec.ExitError{}, StatusFailed, "go test failed"},
+		{"no go command", "", "", errors.New(`exec: "go": executable file not found in $PATH`), StatusFailed, `exec: "go": executable file not found in $PATH`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, err := parseOutput(strings.NewReader(tt.stdout))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := &suiteRun{Args: []string{"test", "-bench", "^BenchmarkX$"}, Output: out}
+			r.classify([]byte(tt.stdout), []byte(tt.stderr), tt.runErr)
+			if r.Status != tt.want || r.Note != tt.note {
+				t.Errorf("got %s %q, want %s %q", r.Status, r.Note, tt.want, tt.note)
+			}
+			if tt.stderr != "" && !strings.Contains(r.Detail, strings.TrimSpace(tt.stderr)) {
+				t.Errorf("Detail %q lacks the stderr %q", r.Detail, tt.stderr)
+			}
+		})
+	}
+}
+
+func TestGoTestArgs(t *testing.T) {
+	wheel := suiteByID(t, "wheel")
+	full := (&config{count: 3}).goTestArgs(wheel)
+	wantFull := []string{"test", "-run", "^$", "-bench", "^BenchmarkWheel$", "-benchtime", "300ms", "-count", "3", "-timeout", "30m", "."}
+	if !slices.Equal(full, wantFull) {
+		t.Errorf("full: got %q, want %q", full, wantFull)
+	}
+	quick := (&config{count: 1, quick: true}).goTestArgs(wheel)
+	wantQuick := []string{"test", "-run", "^$", "-bench", "^BenchmarkWheel$//pending=1k", "-benchtime", "200x", "-count", "1", "-timeout", "30m", "-short", "."}
+	if !slices.Equal(quick, wantQuick) {
+		t.Errorf("quick: got %q, want %q", quick, wantQuick)
+	}
+	r := &suiteRun{Args: full}
+	if got, want := r.Command(), "go test -run '^$' -bench '^BenchmarkWheel$' -benchtime 300ms -count 3 -timeout 30m ."; got != want {
+		t.Errorf("Command: got %q, want %q", got, want)
+	}
+}
+
+func TestShellQuote(t *testing.T) {
+	tests := []struct{ name, in, want string }{
+		{"plain", "300ms", "300ms"},
+		{"path", "./cmd/report", "./cmd/report"},
+		{"empty", "", "''"},
+		{"regexp", "^BenchmarkWheel$", "'^BenchmarkWheel$'"},
+		{"alternation", "Cache|SafeMap", "'Cache|SafeMap'"},
+		{"quote", "it's", `'it'\''s'`},
+		{"space", "a b", "'a b'"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := shellQuote(tt.in); got != tt.want {
+				t.Errorf("shellQuote(%q): got %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestAnchor(t *testing.T) {
+	tests := []struct{ name, in, want string }{
+		{"punctuation", "Timing wheel: SetTimer, MoveTimer, RemoveTimer", "timing-wheel-settimer-movetimer-removetimer"},
+		{"apostrophe", "an idle wheel's CPU", "an-idle-wheels-cpu"},
+		{"hyphen kept", "per-op cost", "per-op-cost"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := anchor(tt.in); got != tt.want {
+				t.Errorf("anchor(%q): got %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseFlags(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		wantErr string
+	}{
+		{"full", nil, ""},
+		{"quick with out", []string{"-quick", "-out", "/tmp/x"}, ""},
+		{"quick without out", []string{"-quick"}, "-quick needs -out"},
+		{"count zero", []string{"-count", "0"}, "-count must be at least 1"},
+		{"bad only", []string{"-only", "("}, "-only"},
+		{"stray argument", []string{"wheel"}, "unexpected arguments"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := parseFlags(tt.args)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("got error %v, want one containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			abs, _ := filepath.Abs("../..")
+			if cfg.benchDir != abs {
+				t.Errorf("benchDir: got %q, want %q", cfg.benchDir, abs)
+			}
+			if len(tt.args) == 0 && cfg.outDir != filepath.Join(abs, "..", "doc") {
+				t.Errorf("outDir: got %q, want the doc directory next to bench", cfg.outDir)
+			}
+		})
+	}
+}
+
+// TestSuites checks the suite table: unique IDs and chart files, regexps
+// that compile, something to compute ratios on and times for both modes.
+func TestSuites(t *testing.T) {
+	ids := map[string]bool{}
+	files := map[string]bool{}
+	for _, s := range suites {
+		t.Run(s.ID, func(t *testing.T) {
+			if s.ID == "" || ids[s.ID] {
+				t.Errorf("ID %q empty or repeated", s.ID)
+			}
+			ids[s.ID] = true
+			for _, re := range []string{s.Bench, s.QuickBench} {
+				if _, err := regexp.Compile(re); err != nil {
+					t.Errorf("regexp %q: %v", re, err)
+				}
+			}
+			if s.Bench == "" || s.Benchtime == "" || s.QuickBenchtime == "" || s.Title == "" || s.About == "" {
+				t.Errorf("Bench, Benchtime, QuickBenchtime, Title and About are required")
+			}
+			if len(s.Ratio) == 0 {
+				t.Errorf("no ratio unit")
+			}
+			for _, ch := range s.Charts {
+				if !strings.HasSuffix(ch.File, ".svg") || strings.ContainsAny(ch.File, `/\`) || files[ch.File] {
+					t.Errorf("chart file %q: not a plain .svg name, or repeated", ch.File)
+				}
+				files[ch.File] = true
+				if len(ch.Units) == 0 || ch.Title == "" {
+					t.Errorf("chart %s: needs a title and units", ch.File)
+				}
+				if _, err := regexp.Compile(ch.Groups); err != nil {
+					t.Errorf("chart %s: %v", ch.File, err)
+				}
+			}
+		})
+	}
+}
+
+// TestEveryBenchmarkReported checks that every benchmark function of the
+// bench package runs in some suite, so that a new benchmark is not
+// silently left out of doc/benchmarks.md.
+func TestEveryBenchmarkReported(t *testing.T) {
+	names, err := benchmarkFuncs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(names) == 0 {
+		t.Fatal("found no benchmark functions in ../..")
+	}
+	var res []*regexp.Regexp
+	for _, s := range suites {
+		// -bench splits its pattern at slashes, one part per level; the
+		// first part selects the function.
+		res = append(res, regexp.MustCompile(strings.SplitN(s.Bench, "/", 2)[0]))
+	}
+	for _, n := range names {
+		if !slices.ContainsFunc(res, func(re *regexp.Regexp) bool { return re.MatchString(n) }) {
+			t.Errorf("%s is in no suite of bench/cmd/report/suites.go", n)
+		}
+	}
+}
+
+// benchmarkFuncs returns the names of the Benchmark functions declared in
+// the _test.go files of dir.
+func benchmarkFuncs(dir string) ([]string, error) {
+	paths, err := filepath.Glob(filepath.Join(dir, "*_test.go"))
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	fset := token.NewFileSet()
+	for _, p := range paths {
+		f, err := parser.ParseFile(fset, p, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if ok && fd.Recv == nil && strings.HasPrefix(fd.Name.Name, "Benchmark") {
+				names = append(names, fd.Name.Name)
+			}
+		}
+	}
+	return names, nil
+}
