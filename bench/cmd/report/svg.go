@@ -188,6 +188,9 @@ type scale struct {
 func newScale(lo, hi, x0, x1 float64, log bool) scale {
 	if log {
 		l := math.Pow(10, math.Floor(math.Log10(lo)))
+		if lo < 2*l {
+			l /= 10 // leave the smallest bar a visible length
+		}
 		h := math.Pow(10, math.Ceil(math.Log10(hi)))
 		if h <= l {
 			h = l * 10

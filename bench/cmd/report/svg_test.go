@@ -180,6 +180,7 @@ func TestScaleTicks(t *testing.T) {
 		{"linear negative", -12.5, 40, false, []float64{-20, 0, 20, 40}},
 		{"log decades", 0.25, 1500, true, []float64{0.1, 1, 10, 100, 1000, 10000}},
 		{"log one value", 5, 5, true, []float64{1, 10}},
+		{"log a decade below a value near a power of ten", 0.101, 125, true, []float64{0.01, 0.1, 1, 10, 100, 1000}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
