@@ -21,8 +21,11 @@
 //	-out DIR      where benchmarks.md and img/ go (default: the doc directory next to bench)
 //	-count N      runs of each benchmark; tables show the median (default 1)
 //	-only REGEXP  run only the suites whose ID matches; the others are reported as not run
-//	-raw DIR      also save each suite's raw go test output as DIR/ID.txt (for benchstat)
-//	-replay DIR   read DIR/ID.txt saved by -raw instead of running the suites
+//	-raw DIR      also save each suite's raw go test output as DIR/ID.txt (for
+//	              benchstat) and the run's command, machine and times as DIR/run.json
+//	-replay DIR   render the report again from the output -raw saved in DIR,
+//	              without running anything; it shows the command, machine and
+//	              times of the run that measured it
 //	-v            echo go test's output while it runs
 package main
 
@@ -147,6 +150,14 @@ func modulePath(gomod string) string {
 func run(ctx context.Context, cfg *config) error {
 	rep := &report{Quick: cfg.quick, Count: cfg.count, Command: cfg.command, Charts: map[string][]renderedChart{}}
 	rep.Machine = probeMachine(ctx, cfg.benchDir)
+	var rec runRecord
+	haveRec := false
+	if cfg.replay != "" {
+		var err error
+		if rec, haveRec, err = loadRecord(cfg.replay); err != nil {
+			return err
+		}
+	}
 	for _, s := range suites {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -159,6 +170,23 @@ func run(ctx context.Context, cfg *config) error {
 		if r.Output != nil && r.Output.Header["cpu"] != "" {
 			rep.Machine.CPUTesting = r.Output.Header["cpu"]
 			break
+		}
+	}
+	if cfg.rawDir != "" && cfg.replay == "" {
+		if err := saveRecord(cfg.rawDir, rep); err != nil {
+			return err
+		}
+	}
+	if haveRec {
+		// The figures are the measuring run's: so are the command, the
+		// machine and the times shown with them.
+		rep.ReplayCommand = rep.Command
+		rep.Command, rep.Machine, rep.Quick = rec.Command, rec.Machine, rec.Quick
+		for _, r := range rep.Runs {
+			r.Elapsed = rec.Elapsed[r.Suite.ID]
+			if args, ok := rec.Args[r.Suite.ID]; ok {
+				r.Args = args
+			}
 		}
 	}
 

@@ -16,9 +16,12 @@ type report struct {
 	Quick   bool
 	Count   int
 	Command string // the report tool's own command line, from bench/
-	Machine machine
-	Runs    []*suiteRun
-	Charts  map[string][]renderedChart // by suite ID, in suite order
+	// ReplayCommand is the command that rendered the report from saved
+	// output; "" when the report was written by the run that measured it.
+	ReplayCommand string
+	Machine       machine
+	Runs          []*suiteRun
+	Charts        map[string][]renderedChart // by suite ID, in suite order
 }
 
 // A renderedChart is a chart with data, ready to be written to img/.
@@ -214,6 +217,10 @@ func writeMarkdown(w io.Writer, rep *report) error {
 	p.line("cd bench && " + rep.Command)
 	p.line("```")
 	p.line("")
+	if rep.ReplayCommand != "" {
+		p.line("This copy was rendered from that run's saved output by `" + rep.ReplayCommand + "`.")
+		p.line("")
+	}
 	if rep.Quick {
 		p.line("**Quick mode** (`-quick`: `-short` sizes, tiny benchtimes): a smoke test of the report tool. " +
 			"These numbers say nothing about performance.")

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func wheelTables(t *testing.T) []Table {
@@ -549,4 +550,58 @@ func benchmarkFuncs(dir string) ([]string, error) {
 		}
 	}
 	return names, nil
+}
+
+// TestReplayRecord: a replay of output saved with its run record shows the
+// measuring run's command, machine and times, and says it is a replay.
+func TestReplayRecord(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"wheel.txt", "accuracy.txt"} {
+		b, err := os.ReadFile(filepath.Join("testdata", "replay", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := time.Date(2030, 1, 2, 3, 4, 0, 0, time.UTC)
+	measured := &report{
+		Command: "go run ./cmd/report -raw /somewhere",
+		Quick:   true,
+		Machine: machine{CPU: "Recorded CPU 9000", Cores: 64, OS: "linux/amd64", GoVersion: "go version go1.99",
+			Start: start, End: start.Add(9 * time.Minute), LoadStart: "1.00, 1.00, 1.00", LoadEnd: "2.00, 2.00, 2.00"},
+		Runs: []*suiteRun{{Suite: suiteByID(t, "wheel"), Elapsed: 95 * time.Second,
+			Args: (&config{quick: true, count: 1}).goTestArgs(suiteByID(t, "wheel"))}},
+	}
+	if err := saveRecord(dir, measured); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	cfg := &config{benchDir: "../..", outDir: out, replay: dir, count: 1, command: "go run ./cmd/report -replay " + dir, log: io.Discard}
+	if err := run(context.Background(), cfg); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "benchmarks.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(b), "\n")
+	for _, w := range []string{
+		"cd bench && go run ./cmd/report -raw /somewhere",
+		"This copy was rendered from that run's saved output by `go run ./cmd/report -replay " + dir + "`.",
+		"| CPU | Recorded CPU 9000 |",
+		"| cores | 64 |",
+		"| Go | go version go1.99 |",
+		"| date | 2030-01-02 03:04 UTC, the whole run took 9m0s |",
+		"| load average | at start 1.00, 1.00, 1.00; at end 2.00, 2.00, 2.00 |",
+		"| [wheel](#timing-wheel-settimer-movetimer-removetimer) | ok | 1m35s | `go test -run '^$' -bench '^BenchmarkWheel$' -benchtime 200x -count 1 -timeout 30m -short .` |",
+	} {
+		if !slices.Contains(lines, w) {
+			t.Errorf("the replayed report lacks the line\n%s", w)
+		}
+	}
+	if !strings.Contains(string(b), "**Quick mode**") {
+		t.Errorf("the replay of a quick run does not say it is one")
+	}
 }

@@ -48,7 +48,7 @@ type suiteRun struct {
 	Detail  string // the end of the output when it failed, for the report
 	Output  *Output
 	Tables  []Table
-	Elapsed time.Duration // 0 when replayed or not run
+	Elapsed time.Duration // 0 when not run, or replayed without a record
 }
 
 // Command is the exact shell command the suite ran, from bench/.
