@@ -249,24 +249,33 @@ func (d *driver[T]) run(l layer[T]) {
 				}
 			}
 		}
-		// Take what else is queued. Every command in the batch was sent
-		// before the clock is read below, so deadlines measured from that
-		// reading are never early.
-	more:
-		for len(batch) < cap(batch) {
-			select {
-			case c := <-d.cmds:
-				batch = append(batch, c)
-			default:
-				break more
+		// Take what else is queued, in batches, until the queue is empty or
+		// a buffer's worth has been served: between slices of a backlog,
+		// callers waiting on a full buffer get through at once. Every
+		// command in a batch was sent before the clock is read for it, so
+		// deadlines measured from that reading are never early.
+		for served := 0; ; {
+		more:
+			for len(batch) < cap(batch) {
+				select {
+				case c := <-d.cmds:
+					batch = append(batch, c)
+				default:
+					break more
+				}
+			}
+			d.readClock()
+			for i := range batch {
+				l.apply(&batch[i])
+				batch[i] = cmd[T]{} // release key and value
+			}
+			served += len(batch)
+			full := len(batch) == cap(batch)
+			batch = batch[:0]
+			if !full || served >= max(cap(d.cmds), cap(batch)) {
+				break
 			}
 		}
-		d.readClock()
-		for i := range batch {
-			l.apply(&batch[i])
-			batch[i] = cmd[T]{} // release key and value
-		}
-		batch = batch[:0]
 		busy = d.w.advance(d.nowNs/d.interval, d.cfg.budget, l.fire)
 		l.flush()
 	}
