@@ -126,9 +126,9 @@ func (r Reason) String() string {
 
 // Event describes an entry that left the cache; OnEvict receives it.
 type Event[K comparable, V any] struct {
-	Key    K
-	Value  V
-	Reason Reason
+	Key    K      // the entry's key
+	Value  V      // the value it held when it left
+	Reason Reason // why it left: Expired, Evicted, Deleted or Replaced
 }
 
 // Stats are the cache's counters since New. They are pulled, never pushed:

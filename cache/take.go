@@ -19,6 +19,8 @@ type PanicError struct {
 	Stack []byte // the stack of the panicking goroutine
 }
 
+// Error returns the panic value and the stack of the goroutine that
+// panicked.
 func (e *PanicError) Error() string {
 	return fmt.Sprintf("cache: fetch panicked: %v\n\n%s", e.Value, e.Stack)
 }
