@@ -2,9 +2,10 @@
 // doc/benchmarks.md and the SVG charts in doc/img/ from their output:
 //
 //	cd bench
-//	go run ./cmd/report                       # full mode: rewrites ../doc/benchmarks.md and ../doc/img/
-//	go run ./cmd/report -quick -out /tmp/r    # smoke test: -short sizes, tiny benchtimes
+//	go run ./cmd/report                     # full mode: rewrites ../doc/benchmarks.md and ../doc/img/
+//	go run ./cmd/report -quick -out /tmp/r  # smoke test: -short sizes, tiny benchtimes, about 1 minute
 //
+// The full mode takes about 11 minutes on a shared 2-core machine.
 // Each suite (see suites.go) is one `go test -run '^$' -bench REGEXP`
 // process in the bench module, so every implementation in it is measured
 // side by side under the same conditions. The tool parses the standard
@@ -13,13 +14,15 @@
 // the best peer and to go-zero, and the suite's charts. A suite whose
 // benchmarks do not exist yet is reported as not run; one that fails is
 // reported with the end of its output, and the tool then exits with status 1
-// after writing the report.
+// after writing the report. To add benchmarks to the report, add a suite to
+// the table in suites.go.
 //
 // Flags:
 //
 //	-quick        tiny benchtimes and -short; needs -out (never overwrites doc/)
 //	-out DIR      where benchmarks.md and img/ go (default: the doc directory next to bench)
-//	-count N      runs of each benchmark; tables show the median (default 1)
+//	-count N      runs of each benchmark; tables show the median (default 3;
+//	              -quick, and suites that measure one round per process, run once)
 //	-only REGEXP  run only the suites whose ID matches; the others are reported as not run
 //	-raw DIR      also save each suite's raw go test output as DIR/ID.txt (for
 //	              benchstat) and the run's command, machine and times as DIR/run.json
@@ -79,7 +82,7 @@ func parseFlags(args []string) (*config, error) {
 	var only string
 	fs.BoolVar(&cfg.quick, "quick", false, "smoke test: tiny benchtimes and -short (needs -out)")
 	fs.StringVar(&cfg.outDir, "out", "", "output directory for benchmarks.md and img/ (default: ../doc from the bench module)")
-	fs.IntVar(&cfg.count, "count", 1, "runs of each benchmark; tables show the median")
+	fs.IntVar(&cfg.count, "count", 3, "runs of each benchmark; tables show the median (-quick and one-round suites: 1)")
 	fs.StringVar(&only, "only", "", "run only the suites whose ID matches this regexp")
 	fs.StringVar(&cfg.rawDir, "raw", "", "save each suite's raw go test output in this directory")
 	fs.StringVar(&cfg.replay, "replay", "", "read raw outputs saved by -raw from this directory instead of running")
@@ -150,6 +153,11 @@ func modulePath(gomod string) string {
 func run(ctx context.Context, cfg *config) error {
 	rep := &report{Quick: cfg.quick, Count: cfg.count, Command: cfg.command, Charts: map[string][]renderedChart{}}
 	rep.Machine = probeMachine(ctx, cfg.benchDir)
+	if src, err := benchmarkSources(cfg.benchDir); err == nil {
+		rep.Sources = src
+	} else {
+		fmt.Fprintf(cfg.log, "report: reading the benchmark sources: %v (tables will not link them)\n", err)
+	}
 	var rec runRecord
 	haveRec := false
 	if cfg.replay != "" {

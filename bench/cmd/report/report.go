@@ -22,6 +22,9 @@ type report struct {
 	Machine       machine
 	Runs          []*suiteRun
 	Charts        map[string][]renderedChart // by suite ID, in suite order
+	// Sources maps benchmark function names to their file in bench/; nil
+	// when the sources could not be read.
+	Sources map[string]string
 }
 
 // A renderedChart is a chart with data, ready to be written to img/.
@@ -167,8 +170,8 @@ func buildChart(s suite, ch chart, tables []Table, col *colors) (*BarChart, bool
 	return bc, true
 }
 
-// formatNumber prints a measured value with about four significant digits
-// and no exponent for the magnitudes benchmarks report.
+// formatNumber prints a measured value with three or four significant
+// digits, never in exponent notation.
 func formatNumber(v float64) string {
 	a := math.Abs(v)
 	switch {
@@ -183,17 +186,34 @@ func formatNumber(v float64) string {
 	case a >= 1:
 		return fmt.Sprintf("%.2f", v)
 	}
-	return fmt.Sprintf("%.3g", v)
+	return smallNumber(v, 3)
+}
+
+// smallNumber prints v, |v| < 1, with sig significant digits in fixed
+// notation and no trailing zeros: 0.5, 0.0123, -0.000078.
+func smallNumber(v float64, sig int) string {
+	if v == 0 {
+		return "0"
+	}
+	decimals := min(sig-1-int(math.Floor(math.Log10(math.Abs(v)))), 12)
+	s := strings.TrimRight(fmt.Sprintf("%.*f", decimals, v), "0")
+	s = strings.TrimSuffix(s, ".")
+	if s == "-0" {
+		s = "0"
+	}
+	return s
 }
 
 func formatRatio(r float64) string {
-	if math.IsNaN(r) || math.IsInf(r, 0) {
+	switch {
+	case math.IsNaN(r) || math.IsInf(r, 0):
 		return "—"
-	}
-	if r >= 100 {
+	case r >= 100:
 		return fmt.Sprintf("%.0f×", r)
+	case r >= 0.1 || r == 0:
+		return fmt.Sprintf("%.2f×", r)
 	}
-	return fmt.Sprintf("%.2f×", r)
+	return smallNumber(r, 2) + "×"
 }
 
 // noisyNote is printed under the machine description of every report.
@@ -226,8 +246,8 @@ func writeMarkdown(w io.Writer, rep *report) error {
 			"These numbers say nothing about performance.")
 		p.line("")
 	}
-	p.line("The metrics are defined in [bench/README.md](../bench/README.md#metrics); each suite below names its " +
-		"benchmarks' source. Ratios: `× best` divides by the best peer in the same group (baselines excluded), " +
+	p.line("The metrics are defined in [bench/README.md](../bench/README.md#metrics) and in the doc comment of each " +
+		"benchmark, whose file is linked from its table. Ratios: `× best` divides by the best peer in the same group (baselines excluded), " +
 		"`× " + refImpl + "` by go-zero v1.10.3; below 1 is better than it for every unit here except `hit%` and `held`.")
 	p.line("")
 
@@ -323,7 +343,12 @@ func cases(s string) string {
 }
 
 func writeTable(p *mdWriter, rep *report, s suite, t Table) {
-	p.line("### Benchmark" + t.Func)
+	name := "Benchmark" + t.Func
+	if file, ok := rep.Sources[name]; ok {
+		p.line(fmt.Sprintf("### %s ([%s](../bench/%s))", name, file, file))
+	} else {
+		p.line("### " + name)
+	}
 	p.line("")
 	unit := ratioUnit(t, s.Ratio)
 	hasRef := false

@@ -3,9 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"io"
 	"math"
 	"os"
@@ -127,6 +124,10 @@ func TestFormatNumber(t *testing.T) {
 		{"tens", 92.19, "92.2"},
 		{"units", 5.5, "5.50"},
 		{"fraction", 0.0123, "0.0123"},
+		{"half", 0.5, "0.5"},
+		{"tiny", 7.8e-05, "0.000078"},
+		{"tiny negative", -0.000109, "-0.000109"},
+		{"below twelve decimals", 1e-15, "0"},
 		{"zero", 0, "0"},
 		{"negative", -2.5, "-2.50"},
 		{"NaN", math.NaN(), "—"},
@@ -138,11 +139,14 @@ func TestFormatNumber(t *testing.T) {
 			}
 		})
 	}
-	if got := formatRatio(260.0 / 3050); got != "0.09×" {
-		t.Errorf("formatRatio: got %q, want 0.09×", got)
+	if got := formatRatio(260.0 / 3050); got != "0.085×" {
+		t.Errorf("formatRatio: got %q, want 0.085×", got)
 	}
 	if got := formatRatio(123.4); got != "123×" {
 		t.Errorf("formatRatio: got %q, want 123×", got)
+	}
+	if got := formatRatio(0.352 / 80); got != "0.0044×" {
+		t.Errorf("formatRatio: got %q, want 0.0044×", got)
 	}
 }
 
@@ -282,9 +286,9 @@ func TestReplayReport(t *testing.T) {
 	wantLines := []string{
 		"cd bench && go run ./cmd/report -replay cmd/report/testdata/replay",
 		"| benchmark | impl | `ns/op` | `cpu-ns/op` | `B/op` | `allocs/op` | `B/pending` | × best | × gozero |",
-		"| SetTimer/pending=1k | **ttlkit** | 210 | 260 | 48 | 1 | 131 | **1.00×** | 0.09× |",
+		"| SetTimer/pending=1k | **ttlkit** | 210 | 260 | 48 | 1 | 131 | **1.00×** | 0.085× |",
 		"|  | gozero | 2679 | 3050 | 159 | 5 | 229 | 11.73× | 1.00× |",
-		"|  | floor (baseline) | 111 | 100 | 48 | 1 | 131 | 0.38× | 0.03× |",
+		"|  | floor (baseline) | 111 | 100 | 48 | 1 | 131 | 0.38× | 0.033× |",
 		"| MoveTimer/pending=1M | **ttlkit** | 339 | 500 | 0 | 0 | 108 | **1.00×** | 0.25× |",
 		"Ratios on `cpu-ns/op` (lower is better); baselines, never the best peer: floor. Each figure is the median of 2 runs.",
 		"| impl | `dup` | `early` | `max-late-ms` | `p50-late-ms` | `p99-late-ms` | × best | × gozero |",
@@ -297,6 +301,7 @@ func TestReplayReport(t *testing.T) {
 		"![Timing wheel, 1k pending: CPU per operation](img/wheel-cpu-1k.svg)",
 		"| [wheel](#timing-wheel-settimer-movetimer-removetimer) | ok | — | `go test -run '^$' -bench '^BenchmarkWheel$' -benchtime 300ms -count 1 -timeout 30m .` |",
 		"| GOMAXPROCS | 2 (the benchmarks' TestMain sets it; read from the -N suffix of their names) |",
+		"### BenchmarkWheel ([timingwheel_test.go](../bench/timingwheel_test.go))",
 	}
 	lines := strings.Split(md, "\n")
 	for _, w := range wantLines {
@@ -385,7 +390,7 @@ func TestGoTestArgs(t *testing.T) {
 	if !slices.Equal(full, wantFull) {
 		t.Errorf("full: got %q, want %q", full, wantFull)
 	}
-	quick := (&config{count: 1, quick: true}).goTestArgs(wheel)
+	quick := (&config{count: 3, quick: true}).goTestArgs(wheel)
 	wantQuick := []string{"test", "-run", "^$", "-bench", "^BenchmarkWheel$//pending=1k", "-benchtime", "200x", "-count", "1", "-timeout", "30m", "-short", "."}
 	if !slices.Equal(quick, wantQuick) {
 		t.Errorf("quick: got %q, want %q", quick, wantQuick)
@@ -508,10 +513,15 @@ func TestSuites(t *testing.T) {
 // bench package runs in some suite, so that a new benchmark is not
 // silently left out of doc/benchmarks.md.
 func TestEveryBenchmarkReported(t *testing.T) {
-	names, err := benchmarkFuncs("../..")
+	sources, err := benchmarkSources("../..")
 	if err != nil {
 		t.Fatal(err)
 	}
+	var names []string
+	for n := range sources {
+		names = append(names, n)
+	}
+	slices.Sort(names)
 	if len(names) == 0 {
 		t.Fatal("found no benchmark functions in ../..")
 	}
@@ -526,30 +536,6 @@ func TestEveryBenchmarkReported(t *testing.T) {
 			t.Errorf("%s is in no suite of bench/cmd/report/suites.go", n)
 		}
 	}
-}
-
-// benchmarkFuncs returns the names of the Benchmark functions declared in
-// the _test.go files of dir.
-func benchmarkFuncs(dir string) ([]string, error) {
-	paths, err := filepath.Glob(filepath.Join(dir, "*_test.go"))
-	if err != nil {
-		return nil, err
-	}
-	var names []string
-	fset := token.NewFileSet()
-	for _, p := range paths {
-		f, err := parser.ParseFile(fset, p, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return nil, err
-		}
-		for _, d := range f.Decls {
-			fd, ok := d.(*ast.FuncDecl)
-			if ok && fd.Recv == nil && strings.HasPrefix(fd.Name.Name, "Benchmark") {
-				names = append(names, fd.Name.Name)
-			}
-		}
-	}
-	return names, nil
 }
 
 // TestReplayRecord: a replay of output saved with its run record shows the
@@ -603,5 +589,27 @@ func TestReplayRecord(t *testing.T) {
 	}
 	if !strings.Contains(string(b), "**Quick mode**") {
 		t.Errorf("the replay of a quick run does not say it is one")
+	}
+}
+
+func TestGoTestArgsCount(t *testing.T) {
+	tests := []struct {
+		name  string
+		suite string
+		cfg   config
+		want  string
+	}{
+		{"timed suite", "wheel", config{count: 5}, "5"},
+		{"one-shot suite", "accuracy", config{count: 5}, "1"},
+		{"quick", "wheel", config{count: 5, quick: true}, "1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := tt.cfg.goTestArgs(suiteByID(t, tt.suite))
+			i := slices.Index(args, "-count")
+			if i < 0 || args[i+1] != tt.want {
+				t.Errorf("got %q, want -count %s", args, tt.want)
+			}
+		})
 	}
 }

@@ -67,8 +67,12 @@ func (c *config) goTestArgs(s suite) []string {
 	if timeout == "" {
 		timeout = "30m"
 	}
+	count := c.count
+	if s.OneShot || c.quick {
+		count = 1
+	}
 	args := []string{"test", "-run", "^$", "-bench", bench, "-benchtime", benchtime,
-		"-count", strconv.Itoa(c.count), "-timeout", timeout}
+		"-count", strconv.Itoa(count), "-timeout", timeout}
 	if c.quick {
 		args = append(args, "-short")
 	}
