@@ -165,7 +165,9 @@ func buildChart(s suite, ch chart, tables []Table, col *colors) (*BarChart, bool
 			}
 			se.Values = append(se.Values, v)
 		}
-		bc.Series = append(bc.Series, se)
+		if slices.ContainsFunc(se.Values, func(v float64) bool { return !math.IsNaN(v) }) {
+			bc.Series = append(bc.Series, se) // not in the legend without a bar
+		}
 	}
 	return bc, true
 }

@@ -196,6 +196,14 @@ func TestBuildChart(t *testing.T) {
 			series: []string{"ttlkit", "gozero", "afterfunc", "floor"}, values0: []float64{260, 48, 500, 0},
 		},
 		{
+			name: "an impl without the unit is left out", s: wheel, ch: chart{Title: "x", Units: []string{"only-ttlkit"}}, ok: true,
+			tables: []Table{{Func: "X", Units: []string{"only-ttlkit"}, Groups: []Group{{Rows: []Row{
+				{Impl: "ttlkit", Values: map[string]float64{"only-ttlkit": 3}},
+				{Impl: "gozero", Values: map[string]float64{"other": 4}},
+			}}}}},
+			groups: []string{"X"}, series: []string{"ttlkit"}, values0: []float64{3},
+		},
+		{
 			name: "unit nobody reports", s: wheel, ch: chart{Title: "x", Units: []string{"cpu-ns/msg"}}, tables: wheelTables(t), ok: false,
 		},
 		{
@@ -223,6 +231,9 @@ func TestBuildChart(t *testing.T) {
 				names = append(names, s.Name)
 				if len(s.Values) != len(bc.Groups) {
 					t.Errorf("series %s: got %d values for %d groups", s.Name, len(s.Values), len(bc.Groups))
+				}
+				if !slices.ContainsFunc(s.Values, func(v float64) bool { return !math.IsNaN(v) }) {
+					t.Errorf("series %s has no value", s.Name)
 				}
 			}
 			if !slices.Equal(names, tt.series) {
