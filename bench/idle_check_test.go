@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"testing"
@@ -105,6 +106,30 @@ func TestIdleEchoReap(t *testing.T) {
 			t.Logf("time to EOF: min %v, p50 %v, max %v; late %d",
 				quantile(rep.toEOF, 0), quantile(rep.toEOF, 0.5), quantile(rep.toEOF, 1), rep.late)
 		})
+	}
+}
+
+// TestIdleEchoChildClients drives a server child from a client child, as
+// BenchmarkIdleEchoRatio does for every variant.
+func TestIdleEchoChildClients(t *testing.T) {
+	const conns, msgs = 10, 300
+	im, _ := implByName("ttlkit")
+	srv, err := startChildServer(im, conns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &ratioRig{servers: []*childServer{srv}}
+	cl, err := startChildClients(srv.Addr(), conns, 2, 3)
+	if err == nil {
+		r.clients = append(r.clients, cl)
+		err = cl.run(msgs)
+	}
+	mid, statsErr := srv.Stats()
+	if err := errors.Join(err, statsErr, r.finish(-1)); err != nil {
+		t.Fatal(err)
+	}
+	if got := mid.Idle; got.Accepted != conns || got.Open != conns {
+		t.Errorf("Stats with the client child running = %+v, want %d accepted and open", got, conns)
 	}
 }
 
