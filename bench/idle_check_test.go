@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"testing"
 	"time"
 )
@@ -220,6 +221,43 @@ func TestQuantile(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := quantile(tt.sorted, tt.q); got != tt.want {
 				t.Errorf("quantile(%v, %v) = %v, want %v", tt.sorted, tt.q, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestRatioVariants(t *testing.T) {
+	tests := []struct {
+		name    string
+		list    string
+		want    []string // labels
+		wantErr bool
+	}{
+		{name: "default", list: "bare,ttlkit,deadline,wrapper", want: []string{"bare", "ttlkit", "deadline", "wrapper"}},
+		{name: "repeats are numbered", list: "bare,ttlkit,bare,bare", want: []string{"bare", "ttlkit", "bare#2", "bare#3"}},
+		{name: "unknown name", list: "bare,nginx", wantErr: true},
+		{name: "reap server is not an echo variant", list: "bare,reap", wantErr: true},
+		{name: "one variant", list: "bare", wantErr: true},
+		{name: "empty name", list: "bare,,ttlkit", wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			vs, err := ratioVariants(tt.list)
+			if tt.wantErr {
+				if err == nil {
+					t.Errorf("ratioVariants(%q) = %v, want an error", tt.list, vs)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("ratioVariants(%q): %v", tt.list, err)
+			}
+			var got []string
+			for _, v := range vs {
+				got = append(got, v.label)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("labels = %v, want %v", got, tt.want)
 			}
 		})
 	}

@@ -36,6 +36,10 @@ type serverImpl struct {
 	// deadlinePerRead sets a read deadline echoTimeout ahead before every
 	// Read: the classic way to drop idle connections.
 	deadlinePerRead bool
+	// forward wraps every accepted connection in a struct that only
+	// forwards to it: the cost of any per-connection wrapper, without
+	// idletimeout's bookkeeping (a control for BenchmarkIdleEchoRatio).
+	forward bool
 	// timeReaps records, for every connection closed for idleness, the
 	// time from the start of its last successful Write to the return of
 	// the Read that failed (serverStats.ReapNs). It reads the clock once
@@ -49,12 +53,13 @@ var (
 		{name: "ttlkit", idle: &idletimeout.Config{IdleTimeout: echoTimeout}},
 		{name: "deadline", deadlinePerRead: true},
 	}
-	reapImpl = serverImpl{name: "reap", idle: &reapConfig, timeReaps: true}
+	wrapperImpl = serverImpl{name: "wrapper", forward: true}
+	reapImpl    = serverImpl{name: "reap", idle: &reapConfig, timeReaps: true}
 )
 
 // implByName finds an echo or reap server variant by name.
 func implByName(name string) (serverImpl, bool) {
-	for _, im := range append(echoImpls[:len(echoImpls):len(echoImpls)], reapImpl) {
+	for _, im := range append(echoImpls[:len(echoImpls):len(echoImpls)], wrapperImpl, reapImpl) {
 		if im.name == name {
 			return im, true
 		}
@@ -104,6 +109,7 @@ type echoServer struct {
 	ln        net.Listener
 	idle      *idletimeout.Listener // nil unless the variant wraps
 	deadline  bool
+	forward   bool
 	timeReaps bool
 
 	idleErrs, otherErrs atomic.Uint64
@@ -123,7 +129,7 @@ func startEchoServer(im serverImpl) (*echoServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &echoServer{ln: tcp, deadline: im.deadlinePerRead, timeReaps: im.timeReaps, conns: map[net.Conn]struct{}{}}
+	s := &echoServer{ln: tcp, deadline: im.deadlinePerRead, forward: im.forward, timeReaps: im.timeReaps, conns: map[net.Conn]struct{}{}}
 	if im.idle != nil {
 		il, err := idletimeout.NewListener(tcp, *im.idle)
 		if err != nil {
@@ -148,6 +154,9 @@ func (s *echoServer) acceptLoop() {
 				s.otherErrs.Add(1)
 			}
 			return
+		}
+		if s.forward {
+			c = &forwardConn{c}
 		}
 		s.mu.Lock()
 		if s.closed {
@@ -263,3 +272,6 @@ func (s *echoServer) Close() error {
 	s.wg.Wait()
 	return err
 }
+
+// forwardConn forwards every method to the connection it holds.
+type forwardConn struct{ net.Conn }
