@@ -86,16 +86,10 @@ func buildChart(s suite, ch chart, tables []Table, col *colors) (*BarChart, bool
 	if ch.Groups != "" {
 		sel = regexp.MustCompile(ch.Groups)
 	}
-	bc := &BarChart{Title: ch.Title, Log: ch.Log, Axis: ch.Axis}
-	if bc.Axis == "" {
-		bc.Axis = describeUnit(ch.Units[0])
+	if ch.UnitSeries {
+		return buildUnitSeriesChart(s, ch, sel, tables, col)
 	}
-	lower := !higherIsBetter[ch.Units[0]]
-	if lower {
-		bc.Subtitle = "lower is better"
-	} else {
-		bc.Subtitle = "higher is better"
-	}
+	bc := newBarChart(ch)
 	type block struct {
 		label string
 		rows  []Row
@@ -170,6 +164,51 @@ func buildChart(s suite, ch chart, tables []Table, col *colors) (*BarChart, bool
 		}
 	}
 	return bc, true
+}
+
+func newBarChart(ch chart) *BarChart {
+	bc := &BarChart{Title: ch.Title, Log: ch.Log, Axis: ch.Axis, Subtitle: "lower is better"}
+	if bc.Axis == "" {
+		bc.Axis = describeUnit(ch.Units[0])
+	}
+	if higherIsBetter[ch.Units[0]] {
+		bc.Subtitle = "higher is better"
+	}
+	return bc
+}
+
+// buildUnitSeriesChart draws a chart.UnitSeries chart: one block per
+// selected group, one series per unit.
+func buildUnitSeriesChart(s suite, ch chart, sel *regexp.Regexp, tables []Table, col *colors) (*BarChart, bool) {
+	bc := newBarChart(ch)
+	var groups []Group
+	for _, t := range tables {
+		for _, g := range t.Groups {
+			if key := g.Key(t.Func); sel == nil || sel.MatchString(key) {
+				groups = append(groups, g)
+				bc.Groups = append(bc.Groups, strings.TrimPrefix(key, ch.Trim))
+			}
+		}
+	}
+	for _, u := range ch.Units {
+		name := strings.TrimSuffix(u, ch.SeriesTrim)
+		se := Series{Name: name, Color: col.of(name, slices.Contains(s.Baselines, name))}
+		has := false
+		for _, g := range groups {
+			v := math.NaN()
+			for _, r := range g.Rows {
+				if x, ok := r.Values[u]; ok {
+					v, has = x, true
+					break
+				}
+			}
+			se.Values = append(se.Values, v)
+		}
+		if has {
+			bc.Series = append(bc.Series, se)
+		}
+	}
+	return bc, len(bc.Series) > 0
 }
 
 // formatNumber prints a measured value with three or four significant

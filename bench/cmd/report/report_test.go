@@ -624,3 +624,58 @@ func TestGoTestArgsCount(t *testing.T) {
 		})
 	}
 }
+
+// idleRatioLine is a BenchmarkIdleEchoRatio result: every variant's figure
+// is a unit of one line, there is no impl= element.
+const idleRatioLine = "BenchmarkIdleEchoRatio/server=child-2         \t   13864\t     16279 bare-srv-ns/op\t     10000 conns\t" +
+	"     17474 deadline-srv-ns/op\t         1.073 deadline/bare\t     15939 ttlkit-srv-ns/op\t         0.9791 ttlkit/bare\t" +
+	"     15721 wrapper-srv-ns/op\t         0.9657 wrapper/bare\n"
+
+func TestBuildUnitSeriesChart(t *testing.T) {
+	out, err := parseOutput(strings.NewReader(idleRatioLine))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables := buildTables(out.Results)
+	idle := suiteByID(t, "idle")
+	i := slices.IndexFunc(idle.Charts, func(c chart) bool { return c.UnitSeries })
+	if i < 0 {
+		t.Fatal("the idle suite has no UnitSeries chart")
+	}
+	var col colors
+	bc, ok := buildChart(idle, idle.Charts[i], tables, &col)
+	if !ok {
+		t.Fatal("no chart from an IdleEchoRatio line")
+	}
+	if want := []string{"server=child"}; !slices.Equal(bc.Groups, want) {
+		t.Errorf("groups: got %q, want %q", bc.Groups, want)
+	}
+	want := map[string]float64{"bare": 16279, "ttlkit": 15939, "deadline": 17474, "wrapper": 15721}
+	var names []string
+	for _, s := range bc.Series {
+		names = append(names, s.Name)
+		if len(s.Values) != 1 || s.Values[0] != want[s.Name] {
+			t.Errorf("series %s: got %v, want [%v]", s.Name, s.Values, want[s.Name])
+		}
+	}
+	if w := []string{"bare", "ttlkit", "deadline", "wrapper"}; !slices.Equal(names, w) {
+		t.Errorf("series: got %q, want %q", names, w)
+	}
+	if got := col.of("bare", true); got != "#9a9a9a" {
+		t.Errorf("bare, a baseline: got colour %s, want grey", got)
+	}
+	if s := checkSVG(t, bc.SVG()); s.bars != 4 {
+		t.Errorf("bars: got %d, want 4", s.bars)
+	}
+
+	// A unit the line lacks is left out; no unit at all, no chart.
+	ch := idle.Charts[i]
+	ch.Units = append([]string{"nosuch-srv-ns/op"}, ch.Units[:1]...)
+	if bc, ok := buildChart(idle, ch, tables, &col); !ok || len(bc.Series) != 1 || bc.Series[0].Name != "bare" {
+		t.Errorf("with a missing unit: got ok %v and %+v, want the bare series alone", ok, bc)
+	}
+	ch.Units = []string{"nosuch-srv-ns/op"}
+	if _, ok := buildChart(idle, ch, tables, &col); ok {
+		t.Errorf("a chart of units nobody reports: got ok, want no chart")
+	}
+}

@@ -43,6 +43,14 @@ type chart struct {
 	Trim string
 	Axis string // value axis label; "" uses the unit's description
 	Log  bool   // logarithmic value axis
+	// UnitSeries draws each unit as a series of its own, named by the
+	// unit without the SeriesTrim suffix, for benchmarks that report every
+	// implementation's figure as a unit of one result line
+	// ("ttlkit-srv-ns/op", "bare-srv-ns/op") instead of as impl=
+	// sub-benchmarks. Blocks are the groups; the first row with the unit
+	// gives its value.
+	UnitSeries bool
+	SeriesTrim string
 }
 
 // refImpl is the implementation every table also compares against.
@@ -214,7 +222,10 @@ var suites = []suite{
 			"process's own CPU per message (getrusage in the child); `cpu-ns/op` is the clients'. `IdleReap`: " +
 			"10,000 connections go idle against a 200 ms IdleTimeout (10 ms Resolution); all must be reaped " +
 			"(`reaped`, `idle-err`), none early, and `late` counts those closed later than timeout + 2 × " +
-			"Resolution; `min/p50/p99/max-ms` are from the echo to EOF as the client saw it.",
+			"Resolution; `min/p50/p99/max-ms` are from the echo to EOF as the client saw it. `IdleEchoRatio`: " +
+			"the same echo with the variants (and `wrapper`, a conn wrapper that only forwards Read and Write) " +
+			"taking turns in rounds, so that the machine's changing load falls on all alike; " +
+			"`<variant>-srv-ns/op` is server CPU per message and `a/b` the ratio of two of them.",
 		Bench:          `^BenchmarkIdle`,
 		Benchtime:      "1s",
 		QuickBenchtime: "200x",
@@ -224,6 +235,10 @@ var suites = []suite{
 			{File: "idle-echo.svg", Title: "Idle timeout: loopback echo, server CPU per message (10,000 connections)",
 				Units: []string{"srv-cpu-ns/op"}, Groups: `^IdleEcho/`, Trim: "IdleEcho/",
 				Axis: "server process CPU ns per message (srv-cpu-ns/op)"},
+			{File: "idle-echo-interleaved.svg", Title: "Idle timeout: server CPU per message, variants interleaved",
+				Units:      []string{"bare-srv-ns/op", "ttlkit-srv-ns/op", "deadline-srv-ns/op", "wrapper-srv-ns/op"},
+				UnitSeries: true, SeriesTrim: "-srv-ns/op", Groups: `^IdleEchoRatio/`, Trim: "IdleEchoRatio/",
+				Axis: "server process CPU ns per message"},
 		},
 	},
 }
