@@ -393,10 +393,13 @@ func writeTable(p *mdWriter, rep *report, s suite, t Table) {
 	p.line("")
 	unit := ratioUnit(t, s.Ratio)
 	hasRef := false
-	hasGroups := false
+	hasGroups, hasImpls := false, false
 	maxSamples := 0
 	for _, g := range t.Groups {
 		hasGroups = hasGroups || g.Name != ""
+		for _, row := range g.Rows {
+			hasImpls = hasImpls || row.Impl != ""
+		}
 		for _, row := range g.Rows {
 			hasRef = hasRef || row.Impl == refImpl
 			maxSamples = max(maxSamples, row.Samples)
@@ -425,7 +428,9 @@ func writeTable(p *mdWriter, rep *report, s suite, t Table) {
 	if hasGroups {
 		head, align = append(head, "benchmark"), append(align, "---")
 	}
-	head, align = append(head, "impl"), append(align, "---")
+	if hasImpls {
+		head, align = append(head, "impl"), append(align, "---")
+	}
 	for _, u := range t.Units {
 		head, align = append(head, "`"+u+"`"), append(align, "---:")
 	}
@@ -452,17 +457,19 @@ func writeTable(p *mdWriter, rep *report, s suite, t Table) {
 				}
 				cells = append(cells, name)
 			}
-			impl := row.Impl
-			if impl == "" {
-				impl = "—"
+			if hasImpls {
+				impl := row.Impl
+				if impl == "" {
+					impl = "—"
+				}
+				if row.Impl == "ttlkit" {
+					impl = "**" + impl + "**"
+				}
+				if slices.Contains(s.Baselines, row.Impl) {
+					impl += " (baseline)"
+				}
+				cells = append(cells, impl)
 			}
-			if row.Impl == "ttlkit" {
-				impl = "**" + impl + "**"
-			}
-			if slices.Contains(s.Baselines, row.Impl) {
-				impl += " (baseline)"
-			}
-			cells = append(cells, impl)
 			for _, u := range t.Units {
 				v, ok := row.Values[u]
 				if !ok {

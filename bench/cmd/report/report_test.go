@@ -679,3 +679,22 @@ func TestBuildUnitSeriesChart(t *testing.T) {
 		t.Errorf("a chart of units nobody reports: got ok, want no chart")
 	}
 }
+
+func TestWriteTableWithoutImpls(t *testing.T) {
+	out, err := parseOutput(strings.NewReader(idleRatioLine))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	p := &mdWriter{w: &b}
+	writeTable(p, &report{}, suiteByID(t, "idle"), buildTables(out.Results)[0])
+	lines := strings.Split(b.String(), "\n")
+	for _, w := range []string{
+		"| benchmark | `bare-srv-ns/op` | `conns` | `deadline-srv-ns/op` | `deadline/bare` | `ttlkit-srv-ns/op` | `ttlkit/bare` | `wrapper-srv-ns/op` | `wrapper/bare` |",
+		"| server=child | 16279 | 10000 | 17474 | 1.07 | 15939 | 0.979 | 15721 | 0.966 |",
+	} {
+		if !slices.Contains(lines, w) {
+			t.Errorf("the table lacks the line\n%s\ngot:\n%s", w, b.String())
+		}
+	}
+}
