@@ -58,12 +58,14 @@ func (l *Listener) AcceptConn() (*Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	l.tr.stats.accepted.Add(1)
 	c, err := l.tr.track(nc, l.cfg)
 	if err != nil {
+		// The Listener closed meanwhile: the connection was never handed
+		// out, so it counts as neither accepted nor closed.
 		nc.Close()
 		return nil, &net.OpError{Op: "accept", Net: l.inner.Addr().Network(), Addr: l.inner.Addr(), Err: net.ErrClosed}
 	}
+	l.tr.stats.accepted.Add(1)
 	return c, nil
 }
 
@@ -86,14 +88,11 @@ func (l *Listener) Wrap(c net.Conn) (*Conn, error) {
 // listener does not close its connections). It returns the wrapped
 // listener's Close error; calling it again does nothing and returns nil.
 func (l *Listener) Close() error {
-	err := net.ErrClosed
+	var err error
 	l.once.Do(func() {
 		err = l.inner.Close()
 		l.tr.stop()
 	})
-	if err == net.ErrClosed {
-		return nil
-	}
 	return err
 }
 
