@@ -279,20 +279,29 @@ func (c *Conn) unsupported(method string) error {
 }
 
 // ReadFrom copies r to c until EOF or an error, refreshing c's write
-// stamp as data moves. When r is a regular *os.File (or an
-// *io.LimitedReader of one) and the wrapped connection is an io.ReaderFrom
-// (a TCP connection is), the copy goes through it 256 KiB per call, so
-// sendfile stays in use, and the stamp is refreshed after each call. Other
-// sources, sockets included, are copied through c.Write: a splice from a
-// socket returns only once its whole chunk has arrived, so it cannot
-// report the progress of a slow or interactive stream, and a connection
-// moving data that way would be reaped while active.
+// stamp as data moves, and keeps the kernel's zero-copy paths where the
+// wrapped connection has them:
+//
+//   - When r is a regular *os.File (or an *io.LimitedReader of one) and the
+//     wrapped connection is an io.ReaderFrom (a TCP connection is), the
+//     copy goes through it 256 KiB per call, so sendfile stays in use, and
+//     the stamp is refreshed after each call.
+//   - On Linux, when r is a TCP connection (bare, or a *Conn over one,
+//     whose read stamp is then refreshed too) and so is c's, the copy is a
+//     series of splices, each sized to the bytes already queued on r. A
+//     single large splice would return only once its whole chunk arrived,
+//     so a slow or interactive stream would look idle; sized splices
+//     report activity as it flows.
+//   - Anything else is copied through c.Write.
 func (c *Conn) ReadFrom(r io.Reader) (int64, error) {
 	rf, ok := c.inner.(io.ReaderFrom)
 	outer, _ := r.(*io.LimitedReader)
 	src := r
 	if outer != nil {
 		src = outer.R
+	}
+	if dst, s, tracked := spliceOK(c.inner, src); dst != nil {
+		return c.spliceFrom(dst, s, tracked, r, outer)
 	}
 	if !ok || !isRegularFile(src) {
 		return io.Copy(writerOnly{c}, r)
@@ -334,12 +343,60 @@ func isRegularFile(r io.Reader) bool {
 	return err == nil && fi.Mode().IsRegular()
 }
 
-// WriteTo copies from c to w until EOF or an error, through c.Read, so
-// c's read stamp (and w's write stamp, if w is a *Conn) is refreshed as
-// data arrives; see ReadFrom for why socket-to-socket splice is not used.
-// When w is an io.ReaderFrom it receives the data through its ReadFrom.
+// WriteTo copies from c to w until EOF or an error, refreshing c's read
+// stamp (and w's write stamp, if w is a *Conn) as data arrives. On Linux,
+// when c wraps a TCP connection and w is one (bare, or a *Conn over one),
+// the copy is a series of splices sized to what has arrived, as in
+// ReadFrom; otherwise it goes through c.Read, and w's ReadFrom if it has
+// one.
 func (c *Conn) WriteTo(w io.Writer) (int64, error) {
+	var wc net.Conn
+	switch d := w.(type) {
+	case *Conn:
+		return d.ReadFrom(c)
+	case *net.TCPConn:
+		wc = d
+	}
+	if wc != nil {
+		if dst, s, _ := spliceOK(wc, c); dst != nil {
+			n, rest, err := spliceCopy(dst, s, -1, func() { c.stamp(&c.rstamp) })
+			if err != nil || !rest {
+				return n, c.mapErr("read", err)
+			}
+			m, err := io.Copy(w, readerOnly{c})
+			return n + m, err
+		}
+	}
 	return io.Copy(w, readerOnly{c})
+}
+
+// spliceFrom is ReadFrom's splice path: from s (the socket behind r, which
+// is tracked if r is a *Conn) into dst, the socket behind c.
+func (c *Conn) spliceFrom(dst, s *net.TCPConn, tracked *Conn, r io.Reader, outer *io.LimitedReader) (int64, error) {
+	limit := int64(-1)
+	if outer != nil {
+		limit = outer.N
+	}
+	n, rest, err := spliceCopy(dst, s, limit, func() {
+		c.stamp(&c.wstamp)
+		if tracked != nil {
+			tracked.stamp(&tracked.rstamp)
+		}
+	})
+	if outer != nil {
+		outer.N -= n
+	}
+	if err != nil {
+		if tracked != nil && tracked.reaped.Load() != 0 {
+			return n, tracked.mapErr("read", err)
+		}
+		return n, c.mapErr("write", err)
+	}
+	if !rest {
+		return n, nil
+	}
+	m, err := io.Copy(writerOnly{c}, r) // the end of r, or its error
+	return n + m, err
 }
 
 // writerOnly and readerOnly hide ReadFrom and WriteTo from io.Copy.

@@ -67,10 +67,13 @@
 //     returns, so a connection whose only activity is a Write blocked for
 //     longer than the timeout is reaped as idle. SetDeadline and friends
 //     pass straight through and are never used for idle tracking.
-//   - ReadFrom keeps sendfile for regular files, refreshing the stamp
-//     every 256 KiB. Socket-to-socket splice is not used: it returns only
-//     when its whole chunk has arrived, so an interactive stream would look
-//     idle; such copies go through Read and Write.
+//   - Zero-copy paths survive the wrapper. ReadFrom keeps sendfile for
+//     regular files, refreshing the stamp every 256 KiB. On Linux,
+//     ReadFrom and WriteTo between TCP connections (bare or wrapped) splice,
+//     each splice sized to the bytes already queued on the source and
+//     followed by a refresh: one large splice would return only when its
+//     whole chunk had arrived, and an interactive stream would look idle.
+//     Other copies go through Read and Write.
 //   - Closing a connection cancels its timer at once; Release (and the
 //     net/http hook [ConnState] for hijacked connections) does too.
 //

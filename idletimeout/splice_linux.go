@@ -1,0 +1,102 @@
+//go:build linux
+
+package idletimeout
+
+import (
+	"io"
+	"net"
+	"sync/atomic"
+	"syscall"
+	"unsafe"
+)
+
+// splices counts the splices spliceCopy has made, for tests.
+var splices atomic.Int64
+
+// spliceOK reports whether a copy from src (after unwrapping a *Conn) into
+// dst can run as a series of splices sized to what has arrived: both ends
+// are TCP sockets, the case where net.TCPConn.ReadFrom splices.
+func spliceOK(dst net.Conn, src io.Reader) (*net.TCPConn, *net.TCPConn, *Conn) {
+	d, ok := dst.(*net.TCPConn)
+	if !ok {
+		return nil, nil, nil
+	}
+	switch s := src.(type) {
+	case *net.TCPConn:
+		return d, s, nil
+	case *Conn:
+		if in, ok := s.inner.(*net.TCPConn); ok {
+			return d, in, s
+		}
+	}
+	return nil, nil, nil
+}
+
+// spliceCopy moves up to limit bytes (all, when limit < 0) from src to dst
+// by splices of exactly the bytes already queued on src, calling progress
+// after each, so a slow or interactive stream shows activity as it flows
+// instead of when a large chunk completes. It stops, with rest true, when
+// src is readable with nothing queued (end of stream or an error pending)
+// or a splice came up short: the caller finishes with plain reads, which
+// report that end properly.
+func spliceCopy(dst, src *net.TCPConn, limit int64, progress func()) (written int64, rest bool, err error) {
+	rc, err := src.SyscallConn()
+	if err != nil {
+		return 0, true, nil
+	}
+	for limit != 0 {
+		avail, err := queued(rc)
+		if err != nil {
+			return written, false, err
+		}
+		if avail == 0 {
+			return written, true, nil
+		}
+		n := int64(avail)
+		if limit > 0 {
+			n = min(n, limit)
+		}
+		m, err := dst.ReadFrom(&io.LimitedReader{R: src, N: n})
+		splices.Add(1)
+		written += m
+		if limit > 0 {
+			limit -= m
+		}
+		if m > 0 {
+			progress()
+		}
+		if err != nil {
+			return written, false, err
+		}
+		if m < n {
+			return written, true, nil
+		}
+	}
+	return written, false, nil
+}
+
+// queued waits until the socket behind rc is readable (honouring its read
+// deadline) and returns how many bytes it holds. 0 means it became readable
+// with nothing queued: end of stream or a pending error.
+func queued(rc syscall.RawConn) (int, error) {
+	var (
+		n     int32
+		ioErr error
+		calls int
+	)
+	err := rc.Read(func(fd uintptr) bool {
+		calls++
+		_, _, e := syscall.Syscall(syscall.SYS_IOCTL, fd, syscall.TIOCINQ, uintptr(unsafe.Pointer(&n)))
+		if e != 0 {
+			ioErr = e
+			return true
+		}
+		// The first call runs before any wait: nothing queued then only
+		// means "wait for data".
+		return n > 0 || calls > 1
+	})
+	if err == nil {
+		err = ioErr
+	}
+	return int(n), err
+}
