@@ -80,11 +80,14 @@
 // # Goroutines
 //
 // A [Listener] owns one goroutine, the wheel's owner, from NewListener to
-// Close, plus one short-lived goroutine per expired timeout, which calls
-// OnIdle and closes the connection (closing never runs on the owner, since
-// a TLS connection's Close may block). Listener.Close stops the owner and
-// waits for those goroutines. A Listener without open connections arms no
-// timer and never wakes up.
+// Close. Closing never runs on the owner, since a TLS connection's Close
+// may block: without OnIdle, expired connections are closed by up to
+// GOMAXPROCS reaper goroutines, started when reaps are queued and gone when
+// the queue is empty, so a storm of expiries starts no goroutine per
+// connection; with OnIdle, each event gets a short-lived goroutine that
+// calls it, so a slow callback never delays another connection.
+// Listener.Close stops the owner and waits for those goroutines. A
+// Listener without open connections arms no timer and never wakes up.
 //
 // Connections from the package-level [Wrap] share a wheel per Resolution,
 // whose goroutine exists while at least one of them is tracked.

@@ -82,18 +82,31 @@ func queued(rc syscall.RawConn) (int, error) {
 	var (
 		n     int32
 		ioErr error
-		calls int
 	)
+	var peek [1]byte
 	err := rc.Read(func(fd uintptr) bool {
-		calls++
 		_, _, e := syscall.Syscall(syscall.SYS_IOCTL, fd, syscall.TIOCINQ, uintptr(unsafe.Pointer(&n)))
 		if e != 0 {
 			ioErr = e
 			return true
 		}
-		// The first call runs before any wait: nothing queued then only
-		// means "wait for data".
-		return n > 0 || calls > 1
+		if n > 0 {
+			return true
+		}
+		// Nothing queued: either no data yet (wait for the poller) or the
+		// end of the stream, whose readiness may already have been
+		// signalled while earlier data was being spliced. A non-blocking
+		// peek tells them apart.
+		m, _, err := syscall.Recvfrom(int(fd), peek[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		switch {
+		case err == syscall.EAGAIN:
+			return false
+		case err != nil:
+			ioErr = err
+			return true
+		default:
+			return m == 0 // end of stream; m > 0: data raced in, look again
+		}
 	})
 	if err == nil {
 		err = ioErr

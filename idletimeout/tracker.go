@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/bits"
 	"net"
+	"runtime"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -49,6 +50,13 @@ type tracker struct {
 	wg    sync.WaitGroup // event goroutines
 	stats counters
 
+	// Reaps without an OnIdle (plain closes) queue here for a few reaper
+	// goroutines, so a storm of expiries does not start a goroutine each.
+	reapMu  sync.Mutex
+	reapQ   []Event // guarded by reapMu
+	reapers int     // guarded by reapMu: reaper goroutines running
+	reapCap int     // most reapers at once
+
 	// Shared trackers (Wrap): key in the shared map, refs guarded by sharedMu.
 	key  *sharedKey
 	refs int
@@ -79,7 +87,7 @@ func ringSize(s *settings) int64 {
 // newTracker returns a tracker with resolution res remembering ring
 // publications; start runs its wheel.
 func newTracker(res time.Duration, ring int64) *tracker {
-	t := &tracker{origin: time.Now(), res: int64(res)}
+	t := &tracker{origin: time.Now(), res: int64(res), reapCap: max(runtime.GOMAXPROCS(0), 2)}
 	if ring > 0 {
 		t.ring = make([]publication, ring)
 		t.mask = ring - 1
@@ -233,11 +241,15 @@ func (t *tracker) check(c *Conn, nowNs int64) time.Duration {
 	if due != 0 {
 		c.fired[due]++
 		at[due] += s.timeout[due]
-		t.wg.Add(1)
-		go t.deliver(Event{Conn: c, Reason: due, Idle: time.Duration(nowNs - base[due]), Count: c.fired[due]})
+		ev := Event{Conn: c, Reason: due, Idle: time.Duration(nowNs - base[due]), Count: c.fired[due]}
 		if s.onIdle == nil {
+			t.queueReap(ev)
 			return 0 // closing
 		}
+		// OnIdle may block: each call gets its own goroutine, so one slow
+		// callback never delays another connection's event.
+		t.wg.Add(1)
+		go t.deliver(ev)
 	}
 	next := int64(math.MaxInt64)
 	for r := ReasonIdle; r < numReasons; r++ {
@@ -246,6 +258,42 @@ func (t *tracker) check(c *Conn, nowNs int64) time.Duration {
 		}
 	}
 	return time.Duration(max(next-nowNs, 1))
+}
+
+// queueReap hands a plain close to the reaper goroutines, starting one if
+// fewer than reapCap run. Called on the owner goroutine.
+func (t *tracker) queueReap(ev Event) {
+	t.reapMu.Lock()
+	t.reapQ = append(t.reapQ, ev)
+	start := t.reapers < t.reapCap
+	if start {
+		t.reapers++
+		t.wg.Add(1)
+	}
+	t.reapMu.Unlock()
+	if start {
+		go t.reaper()
+	}
+}
+
+// reaper closes queued connections until the queue is empty, then exits.
+func (t *tracker) reaper() {
+	defer t.wg.Done()
+	for {
+		t.reapMu.Lock()
+		if len(t.reapQ) == 0 {
+			t.reapQ = nil // give back what a storm grew
+			t.reapers--
+			t.reapMu.Unlock()
+			return
+		}
+		ev := t.reapQ[0]
+		t.reapQ[0] = Event{}
+		t.reapQ = t.reapQ[1:]
+		t.reapMu.Unlock()
+		t.stats.events.Add(1)
+		ev.Conn.reap(ev.Reason)
+	}
 }
 
 // deliver runs on its own goroutine: it asks OnIdle, then closes or keeps.
