@@ -22,8 +22,11 @@
 //
 //   - Never early. A timer set at time t with delay d > 0 fires at the first
 //     tick at or after t+d; a delay shorter than one interval fires on the
-//     next tick. Deadlines are measured from when the owner takes the
-//     command, which is never before the call.
+//     next tick. SetTimer and MoveTimer measure the delay from the
+//     caller's own reading of the clock, so a deadline does not drift
+//     later while the command waits behind others; Scheduler.Schedule
+//     measures it from when the owner takes the command, which is never
+//     before the call.
 //   - At most one interval late, plus the time the owner needs to reach the
 //     timer (scheduling latency, or a backlog of many timers due together).
 //   - Time is read, not counted. The wheel advances by the clock's elapsed

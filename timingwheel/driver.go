@@ -31,7 +31,10 @@ type cmd[T any] struct {
 	timer *Timer[T]
 	data  T
 	delay time.Duration
-	res   *result[T]
+	// at is when the caller made the call, in ns since the origin, for the
+	// keyed layer's deadlines; -1 to measure from when the owner takes it.
+	at  int64
+	res *result[T]
 }
 
 // result carries the answer of a synchronous command; the owner fills it and
@@ -166,6 +169,28 @@ func (d *driver[T]) after(delay time.Duration) int64 {
 	delay = min(delay, maxDelay)
 	ns := d.nowNs + int64(delay)
 	return (ns + d.interval - 1) / d.interval
+}
+
+// afterFrom is after measured from at, the caller's own reading of the
+// clock (ns since origin), when it has one: a deadline then does not drift
+// later while the command waits in a backlog. The wheel clamps a deadline
+// already passed to the next tick.
+func (d *driver[T]) afterFrom(at int64, delay time.Duration) int64 {
+	if at < 0 {
+		return d.after(delay)
+	}
+	delay = min(delay, maxDelay)
+	ns := at + int64(delay)
+	return (ns + d.interval - 1) / d.interval
+}
+
+// callerNow returns the caller's clock reading for cmd.at: ns since the
+// origin, or -1 under WithTicker, where only the owner knows the time.
+func (d *driver[T]) callerNow() int64 {
+	if d.cfg.ticks != nil {
+		return -1
+	}
+	return int64(time.Since(d.origin))
 }
 
 // now returns the current iteration's time.

@@ -98,7 +98,7 @@ func (tw *TimingWheel[K, V]) SetTimer(key K, value V, delay time.Duration) error
 	if err := tw.k.check(key, delay); err != nil {
 		return err
 	}
-	return tw.k.d.send(cmd[item[K, V]]{op: opSet, data: item[K, V]{key, value}, delay: delay})
+	return tw.k.d.send(cmd[item[K, V]]{op: opSet, data: item[K, V]{key, value}, delay: delay, at: tw.k.d.callerNow()})
 }
 
 // MoveTimer re-arms key's timer to fire after delay, measured from now,
@@ -110,7 +110,7 @@ func (tw *TimingWheel[K, V]) MoveTimer(key K, delay time.Duration) error {
 	if err := tw.k.check(key, delay); err != nil {
 		return err
 	}
-	return tw.k.d.send(cmd[item[K, V]]{op: opMove, data: item[K, V]{key: key}, delay: delay})
+	return tw.k.d.send(cmd[item[K, V]]{op: opMove, data: item[K, V]{key: key}, delay: delay, at: tw.k.d.callerNow()})
 }
 
 // RemoveTimer cancels key's timer, releasing its key and value at once. It
@@ -200,10 +200,10 @@ func (tw *keyed[K, V]) apply(c *cmd[item[K, V]]) {
 		} else {
 			t.Value.value = c.data.value
 		}
-		w.schedule(t, tw.d.after(c.delay))
+		w.schedule(t, tw.d.afterFrom(c.at, c.delay))
 	case opMove:
 		if t := tw.index[c.data.key]; t != nil {
-			w.schedule(t, tw.d.after(c.delay))
+			w.schedule(t, tw.d.afterFrom(c.at, c.delay))
 		}
 	case opRemove:
 		if t := tw.index[c.data.key]; t != nil {
