@@ -209,6 +209,25 @@ func (c *cache[K, V]) set(key K, value V, ttl time.Duration) {
 	c.finish(&p)
 }
 
+// Touch restarts the TTL of key's entry (Options.TTL, with Jitter) without
+// changing its value, and reports whether key had a live entry. It is the
+// refresh of the sessions pattern: unlike a Get followed by a Set, it never
+// brings back an entry that expired or that a concurrent Delete removed.
+// Like a later deadline from Set, the new deadline is only recorded in the
+// entry: no wheel traffic. Touch counts as a use for eviction but not as a
+// hit or miss in Stats. After Close it returns false.
+func (c *Cache[K, V]) Touch(key K) bool {
+	s := c.c.shardOf(key)
+	var p pending[K, V]
+	now := c.c.now()
+	deadline := now + c.c.lifetime(c.c.ttl)
+	s.mu.Lock()
+	ok := !s.closed && s.touchLocked(key, now, deadline, &p)
+	s.mu.Unlock()
+	c.c.finish(&p)
+	return ok
+}
+
 // finish does what a locked mutation left for after the unlock: wheel
 // commands (which may wait for buffer space, so never under a lock) and the
 // OnEvict call.

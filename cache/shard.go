@@ -215,6 +215,26 @@ func (s *shard[K, V]) setLocked(key K, value V, now, deadline int64, p *pending[
 	p.arm, p.armAt, p.armFrom = n, deadline, now
 }
 
+// touchLocked gives key's live entry the new deadline (> now) without
+// changing its value, as a read that also restarts the TTL, and reports
+// whether there was a live entry. An expired or missing entry is left to
+// Set: touching never brings a value back.
+func (s *shard[K, V]) touchLocked(key K, now, deadline int64, p *pending[K, V]) bool {
+	n := s.m[key]
+	if n == nil {
+		return false
+	}
+	old := n.deadline()
+	if old <= now {
+		return false
+	}
+	n.stamp.Store(deadline<<stampShift | markBit) // touched: recently used
+	if deadline < old {
+		p.arm, p.armAt, p.armFrom = n, deadline, now // see setLocked
+	}
+	return true
+}
+
 // deleteLocked removes key if present and reports what must happen after
 // the unlock; ok is false when there was nothing to remove.
 func (s *shard[K, V]) deleteLocked(key K, now int64, p *pending[K, V]) (ok bool) {

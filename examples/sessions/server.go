@@ -11,11 +11,11 @@ import (
 )
 
 // sessions is the session API. Tokens live in a cache whose TTL is the
-// session's idle lifetime; every authenticated request writes its token
-// again, which moves the deadline one TTL later.
+// session's idle lifetime; every authenticated request touches its token,
+// which moves the deadline one TTL later.
 //
-// A refresh is a plain Set: for an entry that exists, a later deadline is
-// only recorded in the entry, with no lock beyond the key's shard and no
+// A refresh is Cache.Touch: for a live entry, the later deadline is only
+// recorded in the entry, with no lock beyond the key's shard and no
 // message to the cache's timing wheel. The wheel's timer stays where it
 // was; when it fires and finds the deadline moved, it re-arms itself for the
 // remainder. So a session costs about one wheel operation per TTL, however
@@ -78,12 +78,10 @@ func (s *sessions) whoami(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "no session: log in again", http.StatusUnauthorized)
 		return
 	}
-	// The refresh. Get and Set are two steps: a session that expires
-	// between them is revived, which is harmless, since the request was
-	// authenticated while it was live. (With a logout that Deletes the
-	// token, a request racing the logout could revive it; a server with
-	// logout would store a *session with a revoked flag that logout sets
-	// before the Delete, and check it after the Get.)
-	s.tokens.Set(token, user)
+	// The refresh. Touch restarts the TTL of a live entry only: a session
+	// that expired, or that a logout Deleted, since the Get above is not
+	// brought back (a Get followed by a Set would revive it). The request
+	// itself was authenticated while the session was live.
+	s.tokens.Touch(token)
 	fmt.Fprintln(w, user)
 }
