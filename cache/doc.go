@@ -127,5 +127,6 @@
 // Set of an existing key: Lock, map lookup, list move, Unlock; a channel
 // send only when the new deadline is earlier. Set of a new key: one node
 // (allocated, or recycled from the victim when the shard is full) and one
-// channel send. Delete: one Cancel send.
+// channel send. Touch: Lock, map lookup, one atomic store, Unlock; no
+// channel unless jitter made the deadline earlier. Delete: one Cancel send.
 package cache

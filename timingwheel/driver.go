@@ -165,22 +165,22 @@ func (d *driver[T]) signalStop() {
 
 // after converts a delay, measured from the current iteration's time, into
 // the first tick at or after the deadline: never early.
-func (d *driver[T]) after(delay time.Duration) int64 {
-	delay = min(delay, maxDelay)
-	ns := d.nowNs + int64(delay)
-	return (ns + d.interval - 1) / d.interval
-}
+func (d *driver[T]) after(delay time.Duration) int64 { return d.tickAfter(d.nowNs, delay) }
 
 // afterFrom is after measured from at, the caller's own reading of the
-// clock (ns since origin), when it has one: a deadline then does not drift
-// later while the command waits in a backlog. The wheel clamps a deadline
-// already passed to the next tick.
+// clock (ns since origin), when it has one (at >= 0): a deadline then does
+// not drift later while the command waits in a backlog. The wheel clamps a
+// deadline already passed to the next tick.
 func (d *driver[T]) afterFrom(at int64, delay time.Duration) int64 {
 	if at < 0 {
-		return d.after(delay)
+		at = d.nowNs
 	}
-	delay = min(delay, maxDelay)
-	ns := at + int64(delay)
+	return d.tickAfter(at, delay)
+}
+
+// tickAfter returns the first tick at or after from+delay (ns since origin).
+func (d *driver[T]) tickAfter(from int64, delay time.Duration) int64 {
+	ns := from + int64(min(delay, maxDelay))
 	return (ns + d.interval - 1) / d.interval
 }
 
