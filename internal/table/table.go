@@ -1,0 +1,338 @@
+// Package table is an open-addressing hash index from keys to entries that
+// carry their own key: a slot holds one pointer and a one-byte tag, so the
+// index costs about 14 bytes per entry instead of a map slot's copy of the
+// key and value.
+//
+// # Concurrency
+//
+// Lookups ([Table.Get]) take no lock and may run at any time, concurrently
+// with each other and with one writer. Every other method is a write and
+// must be serialized by the caller, typically with a shard mutex. A lookup
+// racing with a write sees the table either before or after it, one slot
+// at a time: it may return an entry that a concurrent Delete is removing,
+// so callers that need to know check the entry's own state after Get.
+//
+// # Layout
+//
+// Slots come in groups of eight: a word of eight tags (one byte each:
+// empty, deleted, or 0x80 | seven bits of the hash) and eight entry
+// pointers. A probe loads one tag word, matches the key's tag against all
+// eight bytes at once, and dereferences only the entries whose tag
+// matches; it stops at the first group with an empty slot. Groups are
+// probed in triangular order, which visits every group of a power-of-two
+// array once.
+//
+// The array is rebuilt, and published with one atomic store, when live
+// entries plus deletion marks would exceed 7/8 of the slots (growing if the
+// live entries alone need it) and when live entries fall below 1/8 of a
+// table larger than its floor (shrinking), so memory follows the
+// population down as well as up. A rebuild is O(slots) under the caller's
+// lock; lookups go on meanwhile in the old array, which is never written
+// again once replaced.
+package table
+
+import (
+	"hash/maphash"
+	"math/bits"
+	"sync/atomic"
+)
+
+const (
+	groupSize = 8
+	tagEmpty  = 0x00
+	tagDead   = 0x01 // a deleted slot: probes go on past it
+	tagFull   = 0x80 // set in every full slot's tag
+
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+
+	// minGroups is the smallest array: 8 slots.
+	minGroups = 1
+)
+
+type group[E any] struct {
+	tags  atomic.Uint64
+	slots [groupSize]atomic.Pointer[E]
+}
+
+type array[E any] struct {
+	groups []group[E]
+	mask   uint64 // len(groups) - 1
+}
+
+// Table maps keys to entries *E; keyOf reads an entry's key. The zero
+// value is not usable: call [Table.Init] or [New].
+type Table[K comparable, E any] struct {
+	arr   atomic.Pointer[array[E]]
+	keyOf func(*E) K
+	seed  maphash.Seed
+
+	// Writer only.
+	live  int // entries present
+	dead  int // slots marked deleted
+	floor int // groups the table never shrinks below
+}
+
+// New returns an empty table sized for about hint entries.
+func New[K comparable, E any](keyOf func(*E) K, hint int) *Table[K, E] {
+	t := new(Table[K, E])
+	t.Init(keyOf, hint)
+	return t
+}
+
+// Init makes the zero Table ready, sized for about hint entries; hint also
+// sets the size the table never shrinks below.
+func (t *Table[K, E]) Init(keyOf func(*E) K, hint int) {
+	t.keyOf = keyOf
+	t.seed = maphash.MakeSeed()
+	t.floor = groupsFor(hint)
+	t.arr.Store(newArray[E](t.floor))
+	t.live, t.dead = 0, 0
+}
+
+// groupsFor returns the power-of-two number of groups that holds n
+// entries at no more than 7/8 load.
+func groupsFor(n int) int {
+	slots := max(n, 1) * 8 / 7
+	g := (slots + groupSize - 1) / groupSize
+	if g <= minGroups {
+		return minGroups
+	}
+	return 1 << bits.Len(uint(g-1))
+}
+
+func newArray[E any](groups int) *array[E] {
+	return &array[E]{groups: make([]group[E], groups), mask: uint64(groups - 1)}
+}
+
+// Hash returns key's hash. Every method takes it precomputed, so a caller
+// can use one hash for picking a shard and for the table; it must come from
+// this table's Hash.
+func (t *Table[K, E]) Hash(key K) uint64 { return maphash.Comparable(t.seed, key) }
+
+// Seed returns the seed Hash uses, for callers that shard by the same hash
+// across several tables (see [Table.InitSeed]).
+func (t *Table[K, E]) Seed() maphash.Seed { return t.seed }
+
+// InitSeed is Init with a given seed, so that tables of one sharded index
+// agree on every key's hash.
+func (t *Table[K, E]) InitSeed(keyOf func(*E) K, hint int, seed maphash.Seed) {
+	t.Init(keyOf, hint)
+	t.seed = seed
+}
+
+// Len returns the number of entries. Writer only.
+func (t *Table[K, E]) Len() int { return t.live }
+
+// tagOf is the byte stored for a full slot: the hash's top seven bits.
+func tagOf(h uint64) uint64 { return tagFull | h>>57 }
+
+// matches returns a bit set with the high bit of every byte of tags equal
+// to tag. It may report a false match in a byte above a true one (the
+// classic SWAR borrow), which the key comparison then rejects.
+func matches(tags, tag uint64) uint64 {
+	x := tags ^ (lsb * tag)
+	return (x - lsb) &^ x & msb
+}
+
+// empties returns the high bit of every empty byte of tags.
+func empties(tags uint64) uint64 {
+	// A byte is empty iff it is zero: neither its high bit (full) nor its
+	// low bit (deleted) is set.
+	return ^(tags | tags<<7) & msb
+}
+
+// Get returns the entry with key, or nil. h must be t.Hash(key). It takes
+// no lock (see the package doc for what it may see during a write). O(1)
+// expected.
+func (t *Table[K, E]) Get(key K, h uint64) *E {
+	a := t.arr.Load()
+	tag := tagOf(h)
+	g := h & a.mask
+	for step := uint64(1); ; step++ {
+		grp := &a.groups[g]
+		tags := grp.tags.Load()
+		for m := matches(tags, tag); m != 0; m &= m - 1 {
+			i := bits.TrailingZeros64(m) >> 3
+			if e := grp.slots[i].Load(); e != nil && t.keyOf(e) == key {
+				return e
+			}
+		}
+		if empties(tags) != 0 || step > a.mask {
+			return nil
+		}
+		g = (g + step) & a.mask
+	}
+}
+
+// find returns the group and slot index of key's entry, or ok == false and
+// the first free slot (deleted or empty) on its probe sequence. Writer only.
+func (t *Table[K, E]) find(a *array[E], key K, h uint64) (grp *group[E], i int, ok bool) {
+	tag := tagOf(h)
+	g := h & a.mask
+	var free *group[E]
+	freeAt := -1
+	for step := uint64(1); ; step++ {
+		grp := &a.groups[g]
+		tags := grp.tags.Load()
+		for m := matches(tags, tag); m != 0; m &= m - 1 {
+			i := bits.TrailingZeros64(m) >> 3
+			if e := grp.slots[i].Load(); e != nil && t.keyOf(e) == key {
+				return grp, i, true
+			}
+		}
+		if free == nil {
+			// Full slots have the high bit set; free ones do not.
+			if m := ^tags & msb; m != 0 {
+				free, freeAt = grp, bits.TrailingZeros64(m)>>3
+			}
+		}
+		if empties(tags) != 0 || step > a.mask {
+			return free, freeAt, false
+		}
+		g = (g + step) & a.mask
+	}
+}
+
+// Put stores e under its key, replacing and returning the entry that had
+// the key, or nil. h must be t.Hash(t.keyOf(e)). Writer only. O(1)
+// amortized; a rebuild is O(slots).
+func (t *Table[K, E]) Put(e *E, h uint64) (old *E) {
+	key := t.keyOf(e)
+	a := t.arr.Load()
+	grp, i, ok := t.find(a, key, h)
+	if ok {
+		old = grp.slots[i].Load()
+		grp.slots[i].Store(e)
+		return old
+	}
+	if grp == nil || (t.live+t.dead+1)*8 > len(a.groups)*groupSize*7 {
+		t.rebuild(groupsFor(2 * (t.live + 1)))
+		a = t.arr.Load()
+		grp, i, _ = t.find(a, key, h)
+	}
+	t.insert(grp, i, e, h)
+	return nil
+}
+
+// insert fills the free slot i of grp: the pointer first, then the tag, so
+// that a lookup that sees the tag sees the entry.
+func (t *Table[K, E]) insert(grp *group[E], i int, e *E, h uint64) {
+	shift := uint(i) * 8
+	tags := grp.tags.Load()
+	if tags>>shift&0xff == tagDead {
+		t.dead--
+	}
+	grp.slots[i].Store(e)
+	grp.tags.Store(tags&^(0xff<<shift) | tagOf(h)<<shift)
+	t.live++
+}
+
+// Delete removes and returns the entry with key, or nil. Writer only.
+func (t *Table[K, E]) Delete(key K, h uint64) *E {
+	a := t.arr.Load()
+	grp, i, ok := t.find(a, key, h)
+	if !ok {
+		return nil
+	}
+	e := grp.slots[i].Load()
+	t.clearSlot(grp, i)
+	t.maybeShrink(a)
+	return e
+}
+
+// DeleteEntry removes e if the table holds it under its key, and reports
+// whether it did. Writer only.
+func (t *Table[K, E]) DeleteEntry(e *E, h uint64) bool {
+	a := t.arr.Load()
+	grp, i, ok := t.find(a, t.keyOf(e), h)
+	if !ok || grp.slots[i].Load() != e {
+		return false
+	}
+	t.clearSlot(grp, i)
+	t.maybeShrink(a)
+	return true
+}
+
+// clearSlot empties slot i of grp: the tag first, then the pointer. A
+// group that already has an empty slot never made a probe go on past it,
+// so the slot can become empty again; otherwise it is marked deleted.
+func (t *Table[K, E]) clearSlot(grp *group[E], i int) {
+	shift := uint(i) * 8
+	tags := grp.tags.Load()
+	mark := uint64(tagDead)
+	if empties(tags) != 0 {
+		mark = tagEmpty
+	} else {
+		t.dead++
+	}
+	grp.tags.Store(tags&^(0xff<<shift) | mark<<shift)
+	grp.slots[i].Store(nil)
+	t.live--
+}
+
+func (t *Table[K, E]) maybeShrink(a *array[E]) {
+	if n := len(a.groups); n > t.floor && t.live*8 < n*groupSize {
+		t.rebuild(max(groupsFor(2*t.live), t.floor))
+	}
+}
+
+// rebuild moves every entry into a fresh array of n groups and publishes
+// it. The old array is left as it was for lookups still reading it.
+func (t *Table[K, E]) rebuild(n int) {
+	old := t.arr.Load()
+	a := newArray[E](n)
+	for gi := range old.groups {
+		grp := &old.groups[gi]
+		tags := grp.tags.Load()
+		for m := tags & msb; m != 0; m &= m - 1 {
+			i := bits.TrailingZeros64(m) >> 3
+			e := grp.slots[i].Load()
+			h := t.Hash(t.keyOf(e))
+			ng, ni := a.freeSlot(h)
+			ng.slots[ni].Store(e)
+			shift := uint(ni) * 8
+			ng.tags.Store(ng.tags.Load() | tagOf(h)<<shift)
+		}
+	}
+	t.dead = 0
+	t.arr.Store(a)
+}
+
+// freeSlot returns the first empty slot on h's probe sequence in an array
+// that has no deleted slots and no key equal to the one being placed.
+func (a *array[E]) freeSlot(h uint64) (*group[E], int) {
+	g := h & a.mask
+	for step := uint64(1); ; step++ {
+		grp := &a.groups[g]
+		if m := empties(grp.tags.Load()); m != 0 {
+			return grp, bits.TrailingZeros64(m) >> 3
+		}
+		g = (g + step) & a.mask
+	}
+}
+
+// All calls f for every entry until f returns false. f must not write the
+// table. Writer only.
+func (t *Table[K, E]) All(f func(*E) bool) {
+	a := t.arr.Load()
+	for gi := range a.groups {
+		grp := &a.groups[gi]
+		for m := grp.tags.Load() & msb; m != 0; m &= m - 1 {
+			if !f(grp.slots[bits.TrailingZeros64(m)>>3].Load()) {
+				return
+			}
+		}
+	}
+}
+
+// Clear removes every entry and shrinks the table to its floor. Writer
+// only.
+func (t *Table[K, E]) Clear() {
+	t.arr.Store(newArray[E](t.floor))
+	t.live, t.dead = 0, 0
+}
+
+// Slots returns the number of slots, for tests and memory accounting.
+// Writer only.
+func (t *Table[K, E]) Slots() int { return len(t.arr.Load().groups) * groupSize }
