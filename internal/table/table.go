@@ -121,6 +121,12 @@ func (t *Table[K, E]) InitSeed(keyOf func(*E) K, hint int, seed maphash.Seed) {
 	t.seed = seed
 }
 
+// Shard maps a hash to one of n shards (n a power of two, at most 1<<16)
+// using bits that the table itself does not use for its group index (the
+// low bits) or its tags (the top seven): keys in one shard must not share
+// the bits that spread them within the shard's table.
+func Shard(h uint64, n int) int { return int(h>>32) & (n - 1) }
+
 // Len returns the number of entries. Writer only.
 func (t *Table[K, E]) Len() int { return t.live }
 

@@ -332,3 +332,26 @@ func BenchmarkGet(b *testing.B) {
 		})
 	}
 }
+
+// TestShardSpreadsWithinShards checks that keys of one shard still spread
+// over a shard's groups and tags: Shard must not reuse those bits.
+func TestShardSpreadsWithinShards(t *testing.T) {
+	const shards = 64
+	tb := New[string, entry](keyOf, 0)
+	groups := map[uint64]bool{}
+	tags := map[uint64]bool{}
+	for i := range 100_000 {
+		h := tb.Hash(fmt.Sprint(i))
+		if Shard(h, shards) != 5 {
+			continue
+		}
+		groups[h&255] = true
+		tags[tagOf(h)] = true
+	}
+	if len(groups) < 250 {
+		t.Errorf("keys of one shard cover %d of 256 groups, want nearly all", len(groups))
+	}
+	if len(tags) != 128 {
+		t.Errorf("keys of one shard use %d of 128 tags, want all", len(tags))
+	}
+}
