@@ -16,12 +16,8 @@ type op uint8
 const (
 	opSchedule op = iota + 1 // Scheduler.Schedule
 	opCancel                 // Scheduler.Cancel
-	opSet                    // TimingWheel.SetTimer
-	opMove                   // TimingWheel.MoveTimer
-	opRemove                 // TimingWheel.RemoveTimer
-	opDrain                  // TimingWheel.Drain
-	opLen                    // Len, and a barrier for everything sent before it
-	opHas                    // TimingWheel.Has
+	opLen                    // Scheduler.Len, and a barrier for everything sent before it
+	opRun                    // run fn on the owner goroutine (TimingWheel.Drain)
 )
 
 // cmd is one request to the owner goroutine. It travels by value through a
@@ -29,20 +25,16 @@ const (
 type cmd[T any] struct {
 	op    op
 	timer *Timer[T]
-	data  T
 	delay time.Duration
-	// at is when the caller made the call, in ns since the origin, for the
-	// keyed layer's deadlines; -1 to measure from when the owner takes it.
-	at  int64
-	res *result[T]
+	fn    func()
+	res   *result[T]
 }
 
 // result carries the answer of a synchronous command; the owner fills it and
 // closes done.
 type result[T any] struct {
-	done  chan struct{}
-	n     int
-	items []T
+	done chan struct{}
+	n    int
 }
 
 // layer is what sits on the driver: it interprets commands and fired timers.
@@ -54,6 +46,9 @@ type layer[T any] interface {
 	fire(t *Timer[T]) int64
 	// flush runs after each slice of advance work.
 	flush()
+	// take handles a shard index received from the driver's ready
+	// channel (the keyed layer's batches of changes).
+	take(shard int)
 }
 
 // driver is the owner goroutine and the channel that reaches it. It reads
@@ -65,7 +60,11 @@ type driver[T any] struct {
 	interval int64 // nanoseconds
 	origin   time.Time
 
-	cmds    chan cmd[T]
+	cmds chan cmd[T]
+	// ready carries the keyed layer's shard indices: a shard has changes
+	// for the owner. Its capacity is the number of shards and each shard is
+	// in it at most once, so a send never blocks. nil for a Scheduler.
+	ready   chan int
 	stop    chan struct{} // closed by Stop
 	done    chan struct{} // closed when the owner goroutine has exited
 	once    sync.Once
@@ -167,30 +166,22 @@ func (d *driver[T]) signalStop() {
 // the first tick at or after the deadline: never early.
 func (d *driver[T]) after(delay time.Duration) int64 { return d.tickAfter(d.nowNs, delay) }
 
-// afterFrom is after measured from at, the caller's own reading of the
-// clock (ns since origin), when it has one (at >= 0): a deadline then does
-// not drift later while the command waits in a backlog. The wheel clamps a
-// deadline already passed to the next tick.
-func (d *driver[T]) afterFrom(at int64, delay time.Duration) int64 {
-	if at < 0 {
-		at = d.nowNs
-	}
-	return d.tickAfter(at, delay)
-}
-
 // tickAfter returns the first tick at or after from+delay (ns since origin).
 func (d *driver[T]) tickAfter(from int64, delay time.Duration) int64 {
 	ns := from + int64(min(delay, maxDelay))
 	return (ns + d.interval - 1) / d.interval
 }
 
-// callerNow returns the caller's clock reading for cmd.at: ns since the
-// origin, or -1 under WithTicker, where only the owner knows the time.
-func (d *driver[T]) callerNow() int64 {
+// callerDeadline returns the deadline tick for a delay starting now, read
+// by the caller: a deadline then does not drift later while its timer waits
+// for the owner, and the wheel clamps one the owner has already passed to
+// its next tick. Under WithTicker only the owner knows the time, so the
+// delay is returned encoded with relative, for the owner to resolve.
+func (d *driver[T]) callerDeadline(delay time.Duration) int64 {
 	if d.cfg.ticks != nil {
-		return -1
+		return relative(delay)
 	}
-	return int64(time.Since(d.origin))
+	return d.tickAfter(int64(time.Since(d.origin)), delay)
 }
 
 // now returns the current iteration's time.
@@ -219,8 +210,11 @@ func (d *driver[T]) run(l layer[T]) {
 		wake  <-chan time.Time
 		armed = int64(never) // tick sleep is set for
 		batch = make([]cmd[T], 0, 64)
-		busy  bool // advance has more work for ticks already passed
-		ticks = d.cfg.ticks
+		// shards holds ready shard indices; at most one per shard, since a
+		// shard signals again only after take.
+		shards = make([]int, 0, cap(d.ready))
+		busy   bool // advance has more work for ticks already passed
+		ticks  = d.cfg.ticks
 	)
 	if ticks == nil {
 		sleep = time.NewTimer(time.Hour)
@@ -236,6 +230,8 @@ func (d *driver[T]) run(l layer[T]) {
 				return
 			case c := <-d.cmds:
 				batch = append(batch, c)
+			case i := <-d.ready:
+				shards = append(shards, i)
 			default:
 			}
 		} else {
@@ -249,6 +245,8 @@ func (d *driver[T]) run(l layer[T]) {
 				return
 			case c := <-d.cmds:
 				batch = append(batch, c)
+			case i := <-d.ready:
+				shards = append(shards, i)
 			default:
 				if sleep != nil {
 					if next := d.w.nextVisit(); next < armed {
@@ -263,6 +261,8 @@ func (d *driver[T]) run(l layer[T]) {
 					return
 				case c := <-d.cmds:
 					batch = append(batch, c)
+				case i := <-d.ready:
+					shards = append(shards, i)
 				case <-wake:
 					armed = never
 				case _, ok := <-ticks:
@@ -285,14 +285,20 @@ func (d *driver[T]) run(l layer[T]) {
 				select {
 				case c := <-d.cmds:
 					batch = append(batch, c)
+				case i := <-d.ready:
+					shards = append(shards, i)
 				default:
 					break more
 				}
 			}
 			d.readClock()
+			for _, i := range shards {
+				l.take(i)
+			}
+			shards = shards[:0]
 			for i := range batch {
 				l.apply(&batch[i])
-				batch[i] = cmd[T]{} // release key and value
+				batch[i] = cmd[T]{} // release what the command referenced
 			}
 			served += len(batch)
 			full := len(batch) == cap(batch)

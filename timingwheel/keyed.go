@@ -1,27 +1,29 @@
 package timingwheel
 
 import (
+	"hash/maphash"
+	"math/bits"
 	"reflect"
 	"runtime"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ttlkit/ttlkit/internal/bubble"
+	"github.com/ttlkit/ttlkit/internal/table"
 )
-
-// item is what the keyed wheel stores in each Timer.
-type item[K comparable, V any] struct {
-	key   K
-	value V
-}
 
 // TimingWheel runs execute(key, value) once for each key whose delay has
 // passed. It holds at most one timer per key. All methods are safe for
 // concurrent use.
 //
-// SetTimer, MoveTimer and RemoveTimer queue a command for the wheel's owner
-// goroutine and return without waiting for it: commands from one goroutine
-// take effect in the order they were made, and Len and Drain wait until
-// everything queued before them has taken effect.
+// SetTimer, MoveTimer, RemoveTimer, Len and Has act on the wheel's key
+// index at once, under a lock of the key's shard, and never wait for the
+// owner goroutine: when a call returns, its effect is visible to every
+// later call from any goroutine. Only changes to the wheel's structure (a
+// new timer, an earlier deadline, a removal) are handed to the owner, in
+// batches; a later deadline for a pending timer is recorded in the timer
+// and checked when its old deadline comes.
 //
 // A TimingWheel that becomes unreachable without Stop is stopped by a
 // cleanup after a garbage collection, unless execute keeps it reachable;
@@ -33,18 +35,75 @@ type TimingWheel[K comparable, V any] struct {
 	k *keyed[K, V]
 }
 
+// entry is what the keyed wheel stores in each Timer: the key, the value
+// and the deadline the caller asked for. The Timer itself is the index's
+// entry, so a pending timer costs one allocation.
+//
+// Ownership. key and value are guarded by the shard's lock (the owner takes
+// it to fire a timer). want is written by callers holding the shard's lock
+// and read by the owner without it. shard never changes. queued is guarded
+// by the shard's lock. The Timer's links and when belong to the owner.
+type entry[K comparable, V any] struct {
+	key   K
+	value V
+	// want is the tick the timer is due at; dead once it has left the
+	// index (removed, fired or drained), for good; or, under WithTicker,
+	// relative(delay) until the owner converts it (see resolve).
+	want   atomic.Int64
+	shard  uint32
+	queued bool // in the shard's pending list
+}
+
+type node[K comparable, V any] = Timer[entry[K, V]]
+
+const (
+	dead        = -1
+	relativeTop = -2 // want <= relativeTop encodes a delay: relativeTop - delay
+)
+
+func relative(delay time.Duration) int64 { return relativeTop - int64(min(delay, maxDelay)) }
+
+// dueItem is a fired timer on its way to execute.
+type dueItem[K comparable, V any] struct {
+	key   K
+	value V
+}
+
+// keyShard is one lock's worth of the key index.
+type keyShard[K comparable, V any] struct {
+	mu  sync.Mutex
+	tab table.Table[K, node[K, V]]
+	// pending holds timers whose place in the wheel the owner must
+	// change: new ones, earlier deadlines, removals. signalled is set
+	// while the shard's index sits in the driver's ready channel.
+	pending   []*node[K, V]
+	signalled bool
+	_         [64]byte // keep neighbouring shards' locks off one cache line
+}
+
 // keyed is the state behind a TimingWheel. The owner goroutine and the
 // workers reference it, never the TimingWheel, so that a TimingWheel can
 // become unreachable and its cleanup stop them.
 type keyed[K comparable, V any] struct {
-	d        *driver[item[K, V]]
+	d        *driver[entry[K, V]]
 	execute  func(K, V)
 	checkKey bool // K can hold values that panic when hashed
+	seed     maphash.Seed
+	shards   []keyShard[K, V]
 
 	// Owner goroutine only.
-	index map[K]*Timer[item[K, V]]
-	fired []item[K, V]
-	exec  executor[item[K, V]]
+	spare []*node[K, V] // the pending list taken from a shard last time
+	fired []dueItem[K, V]
+	exec  executor[dueItem[K, V]]
+}
+
+func keyOf[K comparable, V any](n *node[K, V]) K { return n.Value.key }
+
+// shardCount is the number of key-index shards: enough that callers on
+// different cores rarely meet on one lock, few enough that a burst of
+// calls is handed to the owner in large batches.
+func shardCount() int {
+	return 1 << bits.Len(uint(min(max(8*runtime.GOMAXPROCS(0), 8), 256)-1))
 }
 
 // New returns a started TimingWheel that advances every interval over
@@ -57,8 +116,8 @@ type keyed[K comparable, V any] struct {
 //
 // execute runs on worker goroutines (see [WithConcurrency]) or, with
 // [WithInline], on the owner goroutine. It may call the wheel's methods,
-// except under WithInline. A panic in execute is recovered and reported to
-// the panic handler; other timers are not affected.
+// except Drain and Stop under WithInline. A panic in execute is recovered
+// and reported to the panic handler; other timers are not affected.
 //
 // New returns an error wrapping ErrArgument for interval <= 0,
 // numSlots <= 0, a nil execute or an invalid option. Call Stop to release
@@ -75,12 +134,17 @@ func New[K comparable, V any](interval time.Duration, numSlots int, execute func
 		return nil, err
 	}
 	k := &keyed[K, V]{
-		d:        newDriver[item[K, V]](interval, numSlots, cfg),
+		d:        newDriver[entry[K, V]](interval, numSlots, cfg),
 		execute:  execute,
 		checkKey: mayPanicOnHash(reflect.TypeFor[K]()),
-		index:    make(map[K]*Timer[item[K, V]]),
+		seed:     maphash.MakeSeed(),
+		shards:   make([]keyShard[K, V], shardCount()),
 	}
-	k.exec = executor[item[K, V]]{limit: cfg.concurrency, run: k.runOne}
+	for i := range k.shards {
+		k.shards[i].tab.InitSeed(keyOf[K, V], 0, k.seed)
+	}
+	k.d.ready = make(chan int, len(k.shards))
+	k.exec = executor[dueItem[K, V]]{limit: cfg.concurrency, run: k.runOne}
 	go k.d.run(k)
 	tw := &TimingWheel[K, V]{k: k}
 	if !bubble.Inside() {
@@ -93,24 +157,20 @@ func New[K comparable, V any](interval time.Duration, numSlots int, execute func
 // already has a timer, its value is replaced and it is re-armed for the new
 // delay, earlier or later. It returns an error wrapping ErrArgument for
 // delay <= 0, an unhashable key, or a key not equal to itself (a NaN), and
-// ErrClosed after Stop. O(1).
+// ErrClosed after Stop. O(1); re-arming a pending timer later does not even
+// reach the owner goroutine.
 func (tw *TimingWheel[K, V]) SetTimer(key K, value V, delay time.Duration) error {
-	if err := tw.k.check(key, delay); err != nil {
-		return err
-	}
-	return tw.k.d.send(cmd[item[K, V]]{op: opSet, data: item[K, V]{key, value}, delay: delay, at: tw.k.d.callerNow()})
+	return tw.k.set(key, value, delay, true)
 }
 
 // MoveTimer re-arms key's timer to fire after delay, measured from now,
 // keeping its value; a delay shorter than one interval fires it on the next
 // tick, once. It does nothing, and returns nil, when key has no timer (it
 // fired, was removed, or never existed), as go-zero does. Errors are as for
-// SetTimer. O(1); a later deadline does not even relink the timer.
+// SetTimer. O(1); a later deadline only records it in the timer.
 func (tw *TimingWheel[K, V]) MoveTimer(key K, delay time.Duration) error {
-	if err := tw.k.check(key, delay); err != nil {
-		return err
-	}
-	return tw.k.d.send(cmd[item[K, V]]{op: opMove, data: item[K, V]{key: key}, delay: delay, at: tw.k.d.callerNow()})
+	var zero V
+	return tw.k.set(key, zero, delay, false)
 }
 
 // RemoveTimer cancels key's timer, releasing its key and value at once. It
@@ -118,10 +178,86 @@ func (tw *TimingWheel[K, V]) MoveTimer(key K, delay time.Duration) error {
 // ErrClosed after Stop. A callback that has already started (or been handed
 // to a worker) is not recalled. O(1).
 func (tw *TimingWheel[K, V]) RemoveTimer(key K) error {
-	if err := tw.k.check(key, 1); err != nil {
+	k := tw.k
+	if err := k.check(key, 1); err != nil {
 		return err
 	}
-	return tw.k.d.send(cmd[item[K, V]]{op: opRemove, data: item[K, V]{key: key}})
+	if k.d.stopped.Load() {
+		return ErrClosed
+	}
+	h := maphash.Comparable(k.seed, key)
+	i := table.Shard(h, len(k.shards))
+	sh := &k.shards[i]
+	sh.mu.Lock()
+	n := sh.tab.Delete(key, h)
+	notify := false
+	if n != nil {
+		n.Value.want.Store(dead)
+		n.Value.key, n.Value.value = *new(K), *new(V)
+		notify = sh.enqueueLocked(n)
+	}
+	sh.mu.Unlock()
+	if notify {
+		k.d.ready <- i
+	}
+	return nil
+}
+
+// set is SetTimer (store) and MoveTimer (!store).
+func (k *keyed[K, V]) set(key K, value V, delay time.Duration, store bool) error {
+	if err := k.check(key, delay); err != nil {
+		return err
+	}
+	if k.d.stopped.Load() {
+		return ErrClosed
+	}
+	want := k.d.callerDeadline(delay)
+	h := maphash.Comparable(k.seed, key)
+	i := table.Shard(h, len(k.shards))
+	sh := &k.shards[i]
+	notify := false
+	sh.mu.Lock()
+	n := sh.tab.Get(key, h)
+	switch {
+	case n != nil:
+		if store {
+			n.Value.value = value
+		}
+		// A later deadline is only recorded: the timer is linked no later
+		// than its old one, and the owner checks want when it gets there.
+		// An earlier one, or one the owner has still to compute, needs the
+		// owner to relink the timer.
+		old := n.Value.want.Load()
+		n.Value.want.Store(want)
+		if want < old || want <= relativeTop {
+			notify = sh.enqueueLocked(n)
+		}
+	case store:
+		n = &node[K, V]{Value: entry[K, V]{key: key, value: value, shard: uint32(i)}}
+		n.Value.want.Store(want)
+		sh.tab.Put(n, h)
+		notify = sh.enqueueLocked(n)
+	}
+	sh.mu.Unlock()
+	if notify {
+		k.d.ready <- i
+	}
+	return nil
+}
+
+// enqueueLocked adds n to the shard's pending list and reports whether the
+// caller must signal the owner (after unlocking): the send never blocks,
+// since each shard sits in the ready channel at most once.
+func (sh *keyShard[K, V]) enqueueLocked(n *node[K, V]) (notify bool) {
+	if !n.Value.queued {
+		n.Value.queued = true
+		sh.pending = append(sh.pending, n)
+	}
+	if sh.signalled {
+		return false
+	}
+	sh.signalled = true
+	return true
 }
 
 // Drain removes every pending timer and then calls fn(key, value) for each,
@@ -129,37 +265,68 @@ func (tw *TimingWheel[K, V]) RemoveTimer(key K) error {
 // with Drain may or may not be included; none is lost. fn may call the
 // wheel. Drain returns ErrClosed after Stop.
 func (tw *TimingWheel[K, V]) Drain(fn func(key K, value V)) error {
-	res, err := tw.k.d.call(cmd[item[K, V]]{op: opDrain})
-	if err != nil {
+	var items []dueItem[K, V]
+	if _, err := tw.k.d.call(cmd[entry[K, V]]{op: opRun, fn: func() { items = tw.k.drain() }}); err != nil {
 		return err
 	}
-	for i, it := range res.items {
-		res.items[i] = item[K, V]{}
+	for i, it := range items {
+		items[i] = dueItem[K, V]{}
 		fn(it.key, it.value)
 	}
 	return nil
 }
 
-// Len returns the number of pending timers, counting every command queued
-// before the call. It returns 0 after Stop.
-func (tw *TimingWheel[K, V]) Len() int {
-	res, err := tw.k.d.call(cmd[item[K, V]]{op: opLen})
-	if err != nil {
-		return 0
+// drain runs on the owner goroutine: it empties the index shard by shard
+// and unlinks every timer it held.
+func (k *keyed[K, V]) drain() []dueItem[K, V] {
+	var items []dueItem[K, V]
+	w := k.d.w
+	for i := range k.shards {
+		sh := &k.shards[i]
+		sh.mu.Lock()
+		sh.tab.All(func(n *node[K, V]) bool {
+			items = append(items, dueItem[K, V]{n.Value.key, n.Value.value})
+			n.Value.want.Store(dead)
+			n.Value.key, n.Value.value = *new(K), *new(V)
+			w.cancel(n)
+			return true
+		})
+		sh.tab.Clear()
+		sh.mu.Unlock()
 	}
-	return res.n
+	return items
 }
 
-// Has reports whether key has a pending timer, counting every command
-// queued before the call. It returns false for a key SetTimer refuses and
-// after Stop. Like Len, it waits for the owner goroutine: use it for checks
-// and tests, not on a hot path.
+// Len returns the number of pending timers. It returns 0 after Stop. It
+// locks every shard in turn: O(shards).
+func (tw *TimingWheel[K, V]) Len() int {
+	k := tw.k
+	if k.d.stopped.Load() {
+		return 0
+	}
+	n := 0
+	for i := range k.shards {
+		sh := &k.shards[i]
+		sh.mu.Lock()
+		n += sh.tab.Len()
+		sh.mu.Unlock()
+	}
+	return n
+}
+
+// Has reports whether key has a pending timer. It returns false for a key
+// SetTimer refuses and after Stop. O(1).
 func (tw *TimingWheel[K, V]) Has(key K) bool {
-	if tw.k.check(key, 1) != nil {
+	k := tw.k
+	if k.check(key, 1) != nil || k.d.stopped.Load() {
 		return false
 	}
-	res, err := tw.k.d.call(cmd[item[K, V]]{op: opHas, data: item[K, V]{key: key}})
-	return err == nil && res.n > 0
+	h := maphash.Comparable(k.seed, key)
+	sh := &k.shards[table.Shard(h, len(k.shards))]
+	sh.mu.Lock()
+	ok := sh.tab.Get(key, h) != nil
+	sh.mu.Unlock()
+	return ok
 }
 
 // Stop stops the wheel and returns once its owner goroutine has exited.
@@ -170,94 +337,122 @@ func (tw *TimingWheel[K, V]) Has(key K) bool {
 // method returns ErrClosed; calling Stop again does nothing.
 func (tw *TimingWheel[K, V]) Stop() { tw.k.d.shutdown() }
 
-func (tw *keyed[K, V]) check(key K, delay time.Duration) error {
+func (k *keyed[K, V]) check(key K, delay time.Duration) error {
 	if err := validDelay(delay); err != nil {
 		return err
 	}
-	if tw.checkKey {
+	if k.checkKey {
 		// A nil interface key is valid; reflect calls it not comparable.
 		if v := reflect.ValueOf(any(key)); v.IsValid() && !v.Comparable() {
 			return argError("key of type %T is not hashable", key)
 		}
 	}
 	if key != key {
-		// NaN, or a struct, array or interface holding one: the map could
+		// NaN, or a struct, array or interface holding one: the index could
 		// store it but never find or delete it again.
 		return argError("key of type %T is not equal to itself (NaN)", key)
 	}
 	return nil
 }
 
-// apply runs on the owner goroutine.
-func (tw *keyed[K, V]) apply(c *cmd[item[K, V]]) {
-	w := tw.d.w
-	switch c.op {
-	case opSet:
-		t := tw.index[c.data.key]
-		if t == nil {
-			t = &Timer[item[K, V]]{Value: c.data}
-			tw.index[c.data.key] = t
-		} else {
-			t.Value.value = c.data.value
+// resolve returns n's deadline tick, converting a relative one (WithTicker)
+// from the owner's current time; dead if n has left the index. Owner only.
+func (k *keyed[K, V]) resolve(n *node[K, V]) int64 {
+	for {
+		want := n.Value.want.Load()
+		if want > relativeTop {
+			return want
 		}
-		w.schedule(t, tw.d.afterFrom(c.at, c.delay))
-	case opMove:
-		if t := tw.index[c.data.key]; t != nil {
-			w.schedule(t, tw.d.afterFrom(c.at, c.delay))
+		abs := k.d.after(time.Duration(relativeTop - want))
+		if n.Value.want.CompareAndSwap(want, abs) {
+			return abs
 		}
-	case opRemove:
-		if t := tw.index[c.data.key]; t != nil {
-			w.cancel(t)
-			delete(tw.index, c.data.key)
+	}
+}
+
+// take runs on the owner goroutine when shard i has signalled: it places
+// the shard's pending timers in the wheel.
+func (k *keyed[K, V]) take(i int) {
+	sh := &k.shards[i]
+	sh.mu.Lock()
+	batch := sh.pending
+	sh.pending = k.spare[:0]
+	sh.signalled = false
+	for _, n := range batch {
+		n.Value.queued = false
+	}
+	sh.mu.Unlock()
+	w := k.d.w
+	for j, n := range batch {
+		batch[j] = nil
+		switch want := k.resolve(n); {
+		case want == dead:
+			w.cancel(n)
+		case !n.scheduled() || want < n.when:
+			w.schedule(n, want)
 		}
-	case opDrain:
-		items := make([]item[K, V], 0, len(tw.index))
-		w.drain(func(t *Timer[item[K, V]]) { items = append(items, t.Value) })
-		tw.index = make(map[K]*Timer[item[K, V]]) // a fresh map gives the memory back
-		c.res.items = items
-		close(c.res.done)
-	case opLen:
-		c.res.n = len(tw.index)
-		close(c.res.done)
-	case opHas:
-		if tw.index[c.data.key] != nil {
-			c.res.n = 1
-		}
+	}
+	if cap(batch) > 4096 {
+		batch = nil // give back what a burst grew
+	}
+	k.spare = batch[:0]
+}
+
+// apply runs on the owner goroutine; the keyed layer only sends opRun.
+func (k *keyed[K, V]) apply(c *cmd[entry[K, V]]) {
+	if c.op == opRun {
+		c.fn()
 		close(c.res.done)
 	}
 }
 
-// fire runs on the owner goroutine for each due timer.
-func (tw *keyed[K, V]) fire(t *Timer[item[K, V]]) int64 {
-	delete(tw.index, t.Value.key)
-	tw.fired = append(tw.fired, t.Value)
-	t.Value = item[K, V]{}
+// fire runs on the owner goroutine for each timer whose linked deadline has
+// come. The caller may have pushed the deadline later meanwhile, in which
+// case the timer is relinked for it; otherwise it leaves the index.
+func (k *keyed[K, V]) fire(n *node[K, V]) int64 {
+	now := k.d.w.scanAt
+	if want := k.resolve(n); want == dead || want > now {
+		return max(want, 0) // relink at want, or drop a removed timer
+	}
+	sh := &k.shards[n.Value.shard]
+	sh.mu.Lock()
+	if want := n.Value.want.Load(); want == dead || want > now {
+		// Removed, or moved later, since the check above; an earlier
+		// move cannot be after now.
+		sh.mu.Unlock()
+		return max(want, 0)
+	}
+	sh.tab.DeleteEntry(n, maphash.Comparable(k.seed, n.Value.key))
+	n.Value.want.Store(dead)
+	k.fired = append(k.fired, dueItem[K, V]{n.Value.key, n.Value.value})
+	n.Value.key, n.Value.value = *new(K), *new(V)
+	sh.mu.Unlock()
 	return 0
 }
 
 // flush hands the timers fired in the last slice of work to their callbacks.
-func (tw *keyed[K, V]) flush() {
-	if len(tw.fired) == 0 {
+func (k *keyed[K, V]) flush() {
+	if len(k.fired) == 0 {
 		return
 	}
-	if tw.d.cfg.inline {
-		for _, it := range tw.fired {
-			tw.runOne(it)
+	if k.d.cfg.inline {
+		for _, it := range k.fired {
+			k.runOne(it)
 		}
 	} else {
-		tw.exec.submit(tw.fired)
+		k.exec.submit(k.fired)
 	}
-	clear(tw.fired)
-	tw.fired = tw.fired[:0]
+	clear(k.fired)
+	k.fired = k.fired[:0]
 }
 
-func (tw *keyed[K, V]) runOne(it item[K, V]) {
+func (k *keyed[K, V]) runOne(it dueItem[K, V]) {
 	defer func() {
 		if r := recover(); r != nil {
-			tw.d.cfg.onPanic(recovered(it.key, r))
+			k.d.cfg.onPanic(recovered(it.key, r))
 		}
 	}()
-	tw.execute(it.key, it.value)
+	k.execute(it.key, it.value)
 }
 
 // mayPanicOnHash reports whether values of type t can panic when used as map

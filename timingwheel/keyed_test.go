@@ -692,7 +692,8 @@ func TestCallbacksMayCallTheWheel(t *testing.T) {
 }
 
 // TestConcurrencyOneRunsInOrder: with WithConcurrency(1), callbacks run one
-// at a time in firing order, also when they queue up behind a slow one.
+// at a time in firing order (tick by tick), also when they queue up behind a
+// slow one.
 func TestConcurrencyOneRunsInOrder(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		release := make(chan struct{})
@@ -722,8 +723,15 @@ func TestConcurrencyOneRunsInOrder(t *testing.T) {
 		time.Sleep(20 * iv) // all fire while "slow" holds the only worker
 		close(release)
 		synctest.Wait()
+		// Timers due on one tick fire in no particular order: sort each
+		// tick's four before comparing.
+		if len(order) == len(want) {
+			for i := 1; i < len(order); i += 4 {
+				slices.Sort(order[i : i+4])
+			}
+		}
 		if !slices.Equal(order, want) {
-			t.Errorf("order %v\nwant  %v", order, want)
+			t.Errorf("order (sorted within ticks) %v\nwant  %v", order, want)
 		}
 		if m := maxRunning.Load(); m != 1 {
 			t.Errorf("%d callbacks ran at once, want 1", m)

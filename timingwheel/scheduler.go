@@ -117,3 +117,5 @@ func (s *Scheduler[T]) fire(t *Timer[T]) (rearm int64) {
 }
 
 func (s *Scheduler[T]) flush() {}
+
+func (s *Scheduler[T]) take(int) {}
