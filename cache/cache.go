@@ -5,11 +5,13 @@ import (
 	"log/slog"
 	"math/bits"
 	"math/rand/v2"
+	"reflect"
 	"runtime"
 	"sync"
 	"time"
 
 	"github.com/ttlkit/ttlkit/internal/bubble"
+	"github.com/ttlkit/ttlkit/internal/table"
 	"github.com/ttlkit/ttlkit/timingwheel"
 )
 
@@ -30,8 +32,8 @@ type Cache[K comparable, V any] struct {
 // unreachable and its cleanup stop them.
 type cache[K comparable, V any] struct {
 	shards []shard[K, V]
-	mask   uint64
-	seed   maphash.Seed
+	seed   maphash.Seed // one hash picks the shard and the table slot
+	reads  readCounters
 
 	ttl    time.Duration
 	jitter float64
@@ -59,7 +61,6 @@ func New[K comparable, V any](opts Options[K, V]) (*Cache[K, V], error) {
 	n := shardCount(runtime.GOMAXPROCS(0), opts.Limit)
 	c := &cache[K, V]{
 		shards:  make([]shard[K, V], n),
-		mask:    uint64(n - 1),
 		seed:    maphash.MakeSeed(),
 		ttl:     opts.TTL,
 		jitter:  opts.Jitter,
@@ -68,6 +69,8 @@ func New[K comparable, V any](opts Options[K, V]) (*Cache[K, V], error) {
 		onEvict: opts.OnEvict,
 		closed:  make(chan struct{}),
 	}
+	c.reads.init(runtime.GOMAXPROCS(0))
+	inline := !hasPointers(reflect.TypeFor[V]())
 	for i := range c.shards {
 		// Split Limit exactly: the first Limit%n shards take one more.
 		limit := 0
@@ -77,7 +80,7 @@ func New[K comparable, V any](opts Options[K, V]) (*Cache[K, V], error) {
 				limit++
 			}
 		}
-		c.shards[i].init(limit)
+		c.shards[i].init(limit, inline, c.seed)
 	}
 	c.origin = time.Now()
 	sched, err := timingwheel.NewScheduler(opts.Resolution, wheelSlots(opts.TTL, opts.Resolution), c.fire,
@@ -119,9 +122,15 @@ func wheelSlots(ttl, res time.Duration) int {
 	return max(1<<bits.Len64(uint64(want-1)), 16)
 }
 
-func (c *cache[K, V]) shardOf(key K) *shard[K, V] {
-	return &c.shards[maphash.Comparable(c.seed, key)&c.mask]
+// hash returns key's hash, which picks its shard (shardAt) and its place
+// in the shard's table.
+func (c *cache[K, V]) hash(key K) uint64 { return maphash.Comparable(c.seed, key) }
+
+func (c *cache[K, V]) shardAt(h uint64) *shard[K, V] {
+	return &c.shards[table.Shard(h, len(c.shards))]
 }
+
+func (c *cache[K, V]) shardOf(key K) *shard[K, V] { return c.shardAt(c.hash(key)) }
 
 // now returns the time since origin in nanoseconds, from the monotonic
 // clock (one vDSO read; the fake clock inside a synctest bubble).
@@ -139,35 +148,55 @@ func (c *cache[K, V]) lifetime(ttl time.Duration) int64 {
 // Get returns the value stored for key and true, or the zero V and false if
 // there is none or its deadline has passed: an expired entry is never
 // returned, even before the expiry engine has reclaimed it. The deadline is
-// compared with the monotonic clock, read once per hit.
+// compared with the monotonic clock, read once per lookup that finds an
+// entry.
 //
-// Get marks the entry as recently used (for eviction under Limit) with one
-// atomic write the first time after each write or second chance. It takes
-// the key's shard lock shared, never waits for the expiry engine and never
-// allocates. After Close it returns false.
+// Get takes no lock and writes no shared memory on a hit but its own
+// counter stripe: it marks the entry as recently used (for eviction under
+// Limit) with one atomic write only the first time after each write or
+// second chance. A Get racing with a write of the same key returns the
+// value before or after the write, never a torn value or another key's.
+// It never waits for the expiry engine and never allocates. After Close it
+// returns false.
 func (c *Cache[K, V]) Get(key K) (V, bool) {
 	return c.c.get(key)
 }
 
 func (c *cache[K, V]) get(key K) (V, bool) {
-	s := c.shardOf(key)
-	s.mu.RLock()
-	if n := s.m[key]; n != nil {
-		st := n.stamp.Load()
-		if st>>stampShift > c.now() {
-			if st&markBit == 0 {
-				n.stamp.Or(markBit)
-			}
-			v := n.value
-			s.mu.RUnlock()
-			s.hits.Add(1)
-			return v, true
-		}
+	if v, ok := c.lookup(key, c.hash(key)); ok {
+		c.reads.hit()
+		return v, true
 	}
-	s.mu.RUnlock()
-	s.misses.Add(1)
+	c.reads.miss()
 	var zero V
 	return zero, false
+}
+
+// lookup is the lock-free read of Get and Take: the live value for key
+// (whose hash is h), marking its node as used. It counts nothing.
+//
+// The node's key never changes, and its value is reached through val,
+// which writers replace atomically (see node). The stamp is loaded before
+// val, and writers store val before a new deadline: a reader that sees a
+// new deadline sees its value, so an expired value is never paired with a
+// later deadline. A node removed meanwhile has val nil: a miss.
+func (c *cache[K, V]) lookup(key K, h uint64) (v V, ok bool) {
+	n := c.shardAt(h).tab.Get(key, h)
+	if n == nil {
+		return v, false
+	}
+	st := n.stamp.Load()
+	if st>>stampShift <= c.now() {
+		return v, false
+	}
+	p := n.val.Load()
+	if p == nil {
+		return v, false
+	}
+	if st&markBit == 0 {
+		n.stamp.Or(markBit)
+	}
+	return *p, true
 }
 
 // Set stores value for key with the default TTL (see Options.TTL and
@@ -195,7 +224,8 @@ func (c *Cache[K, V]) SetWithExpire(key K, value V, ttl time.Duration) {
 }
 
 func (c *cache[K, V]) set(key K, value V, ttl time.Duration) {
-	s := c.shardOf(key)
+	h := c.hash(key)
+	s := c.shardAt(h)
 	var p pending[K, V]
 	now := c.now()
 	deadline := now + c.lifetime(ttl)
@@ -204,7 +234,7 @@ func (c *cache[K, V]) set(key K, value V, ttl time.Duration) {
 		s.mu.Unlock()
 		return
 	}
-	s.setLocked(key, value, now, deadline, &p)
+	s.setLocked(key, h, value, now, deadline, &p)
 	s.mu.Unlock()
 	c.finish(&p)
 }
@@ -217,12 +247,13 @@ func (c *cache[K, V]) set(key K, value V, ttl time.Duration) {
 // entry: no wheel traffic. Touch counts as a use for eviction but not as a
 // hit or miss in Stats. After Close it returns false.
 func (c *Cache[K, V]) Touch(key K) bool {
-	s := c.c.shardOf(key)
+	h := c.c.hash(key)
+	s := c.c.shardAt(h)
 	var p pending[K, V]
 	now := c.c.now()
 	deadline := now + c.c.lifetime(c.c.ttl)
 	s.mu.Lock()
-	ok := !s.closed && s.touchLocked(key, now, deadline, &p)
+	ok := !s.closed && s.touchLocked(key, h, now, deadline, &p)
 	s.mu.Unlock()
 	c.c.finish(&p)
 	return ok
@@ -249,8 +280,8 @@ func (c *cache[K, V]) finish(p *pending[K, V]) {
 //
 // The wheel's Schedule moves a timer later as well as earlier, and the
 // last Schedule applied wins; commands from different goroutines race, so
-// a stale one (decided earlier, for a later deadline or for the node's
-// previous identity) could arrive last and postpone reclamation. Hence
+// a stale one (decided earlier, for a later deadline, or for a node that
+// has died since) could arrive last and postpone reclamation. Hence
 // the recheck: once its send has returned, the sender reads the stamp. A
 // writer whose store it does not see sent its own command after this one
 // (it stores before it sends), so that command is the later one; a
@@ -288,11 +319,12 @@ func (c *Cache[K, V]) Delete(key K) {
 }
 
 func (c *cache[K, V]) delete(key K) {
-	s := c.shardOf(key)
+	h := c.hash(key)
+	s := c.shardAt(h)
 	var p pending[K, V]
 	now := c.now()
 	s.mu.Lock()
-	ok := s.deleteLocked(key, now, &p)
+	ok := s.deleteLocked(key, h, now, &p)
 	s.mu.Unlock()
 	if ok {
 		c.finish(&p)
@@ -307,7 +339,8 @@ func (c *cache[K, V]) delete(key K) {
 func (c *cache[K, V]) fire(t *timingwheel.Timer[*node[K, V]], now time.Time) time.Duration {
 	n := t.Value
 	at := int64(now.Sub(c.origin))
-	s := n.sh
+	h := c.hash(n.key) // the key never changes
+	s := c.shardAt(h)
 	s.mu.Lock()
 	if !n.live() {
 		s.mu.Unlock()
@@ -318,8 +351,7 @@ func (c *cache[K, V]) fire(t *timingwheel.Timer[*node[K, V]], now time.Time) tim
 		return time.Duration(d - at)
 	}
 	k := n.key
-	v := s.removeLocked(n, Expired)
-	n.killLocked()
+	v := s.removeLocked(n, h, Expired)
 	s.mu.Unlock()
 	if c.notify != nil {
 		c.notify.push(Event[K, V]{Key: k, Value: v, Reason: Expired})
@@ -341,30 +373,29 @@ func (c *Cache[K, V]) Len() int {
 	total := 0
 	for i := range c.c.shards {
 		s := &c.c.shards[i]
-		s.mu.RLock()
-		total += len(s.m)
-		s.mu.RUnlock()
+		s.mu.Lock()
+		total += s.tab.Len()
+		s.mu.Unlock()
 	}
 	return total
 }
 
-// Stats returns the counters summed over the shards. Each shard is read
-// consistently; the sum is not a single snapshot while writes go on.
-// O(shards).
+// Stats returns the counters summed over the shards (and, for hits and
+// misses, over the counter stripes). Each shard is read consistently; the
+// sum is not a single snapshot while reads and writes go on. O(shards).
 func (c *Cache[K, V]) Stats() Stats {
 	var st Stats
+	st.Hits, st.Misses = c.c.reads.sum()
 	for i := range c.c.shards {
 		s := &c.c.shards[i]
-		st.Hits += s.hits.Load()
-		st.Misses += s.misses.Load()
-		s.mu.RLock()
+		s.mu.Lock()
 		st.Loads += s.loads
 		st.LoadErrors += s.loadErrors
 		st.Expired += s.expired
 		st.Evicted += s.evicted
 		st.Deleted += s.deleted
 		st.Replaced += s.replaced
-		s.mu.RUnlock()
+		s.mu.Unlock()
 	}
 	return st
 }
@@ -407,7 +438,7 @@ func (c *cache[K, V]) close() bool {
 			s.closed = true
 			// Drop every node; break the LRU ring so nothing is pinned
 			// through the sentinel.
-			s.m = nil
+			s.tab.Clear()
 			s.lru.next, s.lru.prev = &s.lru, &s.lru
 			s.mu.Unlock()
 		}

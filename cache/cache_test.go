@@ -3,6 +3,7 @@ package cache
 import (
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"math"
 	"sync"
 	"testing"
@@ -202,14 +203,15 @@ func TestExpiredReclaimedWithinOneInterval(t *testing.T) {
 func TestLaterDeadlineOnlyRecorded(t *testing.T) {
 	// Unit level: a later deadline for an existing key arms nothing.
 	var s shard[string, int]
-	s.init(0)
+	s.init(0, true, maphash.MakeSeed())
+	h := s.tab.Hash("k")
 	var p pending[string, int]
-	s.setLocked("k", 1, 0, 100, &p)
+	s.setLocked("k", h, 1, 0, 100, &p)
 	if p.arm == nil || p.armAt != 100 {
 		t.Fatalf("new key: arm = %v at %d; want the node at 100", p.arm, p.armAt)
 	}
 	p = pending[string, int]{}
-	s.setLocked("k", 2, 10, 200, &p)
+	s.setLocked("k", h, 2, 10, 200, &p)
 	if p.arm != nil || p.cancel != nil {
 		t.Errorf("later deadline: arm = %v, cancel = %v; want neither", p.arm, p.cancel)
 	}
@@ -217,7 +219,7 @@ func TestLaterDeadlineOnlyRecorded(t *testing.T) {
 		t.Errorf("later deadline: event %v, want {k 1 Replaced}", p.event)
 	}
 	p = pending[string, int]{}
-	s.setLocked("k", 3, 20, 50, &p)
+	s.setLocked("k", h, 3, 20, 50, &p)
 	if p.arm == nil || p.armAt != 50 || p.armFrom != 20 {
 		t.Errorf("earlier deadline: arm = %v at %d from %d; want the node at 50 from 20", p.arm, p.armAt, p.armFrom)
 	}
@@ -306,20 +308,40 @@ func TestJitterBounds(t *testing.T) {
 }
 
 func TestDeletedAndReplacedValuesNotPinned(t *testing.T) {
-	c := newCache(t, Options[string, *[64]byte]{TTL: time.Hour})
+	c := newCache(t, Options[string, *[64]byte]{TTL: time.Hour, Limit: 200})
+	in := c.c
+	node := func(key string) *node[string, *[64]byte] {
+		h := in.hash(key)
+		return in.shardAt(h).tab.Get(key, h)
+	}
 	c.Set("del", new([64]byte))
 	c.Set("rep", new([64]byte))
-	in := c.c
-	dn := in.shardOf("del").m["del"]
+	dn := node("del")
 	c.Delete("del")
-	if dn.value != nil || dn.live() {
-		t.Errorf("deleted node: value %p, live %v; want nil, false", dn.value, dn.live())
+	if p := dn.val.Load(); p != nil || dn.live() {
+		t.Errorf("deleted node: value box %p, live %v; want nil, false", p, dn.live())
+	}
+	rn := node("rep")
+	if rn.value != nil {
+		t.Errorf("a V with pointers is stored inline (%p), want boxed", rn.value)
 	}
 	first, _ := c.Get("rep")
 	c.Set("rep", new([64]byte))
-	rn := in.shardOf("rep").m["rep"]
-	if rn.value == first {
+	if node("rep") != rn {
+		t.Errorf("overwrite replaced the node, want the value replaced in place")
+	}
+	if got := *rn.val.Load(); got == first {
 		t.Errorf("replaced node still holds the old value")
+	}
+
+	// An evicted node drops its value too (it is not recycled).
+	c.Set("victim", new([64]byte))
+	vn := node("victim")
+	for i := range 1000 {
+		c.Set(fmt.Sprint(i), new([64]byte))
+	}
+	if p := vn.val.Load(); p != nil || vn.live() {
+		t.Errorf("evicted node: value box %p, live %v; want nil, false", p, vn.live())
 	}
 }
 
@@ -600,8 +622,17 @@ func TestHotPathsDoNotAllocate(t *testing.T) {
 	if n := testing.AllocsPerRun(1000, func() { c.Get(2) }); n != 0 {
 		t.Errorf("Get miss: %v allocs, want 0", n)
 	}
-	if n := testing.AllocsPerRun(1000, func() { c.Set(1, 2) }); n != 0 {
-		t.Errorf("Set overwrite: %v allocs, want 0", n)
+	// An overwrite boxes the new value, so that lock-free readers of the
+	// old one never see it change (see node).
+	if n := testing.AllocsPerRun(1000, func() { c.Set(1, 2) }); n != 1 {
+		t.Errorf("Set overwrite: %v allocs, want 1 (the value box)", n)
+	}
+	// Insertion into a full cache: the new node, nothing else (the victim's
+	// timer is cancelled through the wheel's channel, without allocating).
+	full := newCache(t, Options[int, int]{TTL: time.Hour, Limit: 64})
+	k := 0
+	if n := testing.AllocsPerRun(1000, func() { k++; full.Set(k, k) }); n != 1 {
+		t.Errorf("Set of a new key into a full cache: %v allocs, want 1 (the node)", n)
 	}
 	if n := testing.AllocsPerRun(1000, func() { c.Take(1, func() (int, error) { return 0, nil }) }); n != 0 {
 		t.Errorf("Take hit: %v allocs, want 0", n)

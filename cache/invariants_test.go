@@ -5,13 +5,16 @@ import (
 	"time"
 )
 
-// checkInvariants verifies the cache's structure: for every shard, the map
-// and the LRU ring hold exactly the same live nodes, the ring's links are
-// consistent, the shard respects its limit, and the limits add up to the
-// cache's. With quiet set (every goroutine that uses the cache is blocked,
-// as after synctest.Wait) it also checks the expiry engine: every live node
-// is scheduled (the wheel holds at least as many timers as there are live
-// nodes), and no live node is overdue by more than one Resolution.
+// checkInvariants verifies the cache's structure: for every shard, the
+// table and the LRU ring hold exactly the same live nodes, the ring's links
+// are consistent, every live node has a value and no dead bit, the table's
+// size follows its population (no more than eight slots per entry above
+// its floor, so memory comes back after mass expiry), the shard respects
+// its limit, and the limits add up to the cache's. With quiet set (every
+// goroutine that uses the cache is blocked, as after synctest.Wait) it also
+// checks the expiry engine: every live node is scheduled and no dead node
+// is (the wheel holds exactly the live nodes), and no live node is overdue
+// by more than one Resolution.
 func checkInvariants[K comparable, V any](t testing.TB, c *Cache[K, V], limit int, quiet bool) {
 	t.Helper()
 	in := c.c
@@ -22,8 +25,8 @@ func checkInvariants[K comparable, V any](t testing.TB, c *Cache[K, V], limit in
 		s.mu.Lock()
 		limits += s.limit
 		if s.closed {
-			if len(s.m) != 0 || s.lru.next != &s.lru {
-				t.Errorf("shard %d: closed but holds %d map entries", i, len(s.m))
+			if s.tab.Len() != 0 || s.lru.next != &s.lru {
+				t.Errorf("shard %d: closed but holds %d table entries", i, s.tab.Len())
 			}
 			s.mu.Unlock()
 			continue
@@ -32,36 +35,58 @@ func checkInvariants[K comparable, V any](t testing.TB, c *Cache[K, V], limit in
 		prev := &s.lru
 		for e := s.lru.next; e != &s.lru; e = e.next {
 			n++
+			h := in.hash(e.key)
 			if e.prev != prev {
 				t.Errorf("shard %d: node %v: prev link broken", i, e.key)
 			}
-			if got := s.m[e.key]; got != e {
-				t.Errorf("shard %d: LRU node %v: map holds %p, want %p", i, e.key, got, e)
+			if got := s.tab.Get(e.key, h); got != e {
+				t.Errorf("shard %d: LRU node %v: table holds %p, want %p", i, e.key, got, e)
 			}
 			if e.stamp.Load()&deadBit != 0 {
 				t.Errorf("shard %d: live node %v has the dead bit", i, e.key)
 			}
+			if p := e.val.Load(); p == nil {
+				t.Errorf("shard %d: live node %v has no value", i, e.key)
+			} else if !s.inline && p == &e.value {
+				// Boxed values are always allowed (after an overwrite);
+				// inline ones only for a V without pointers.
+				t.Errorf("shard %d: node %v: value inline, but V has pointers", i, e.key)
+			}
 			if e.timer.Value != e {
 				t.Errorf("shard %d: node %v: timer back pointer %p, want %p", i, e.key, e.timer.Value, e)
 			}
-			if got := in.shardOf(e.key); got != s || e.sh != s {
-				t.Errorf("node %v: in shard %d, but hashes elsewhere or points elsewhere", e.key, i)
+			if got := in.shardAt(h); got != s {
+				t.Errorf("node %v: in shard %d, but hashes elsewhere", e.key, i)
 			}
 			if quiet && e.deadline()+int64(in.res) <= now {
 				t.Errorf("shard %d: node %v: deadline %v, overdue at %v by more than resolution %v",
 					i, e.key, time.Duration(e.deadline()), time.Duration(now), in.res)
 			}
 			prev = e
-			if n > len(s.m)+1 {
-				t.Errorf("shard %d: LRU ring longer than the map (%d)", i, len(s.m))
+			if n > s.tab.Len()+1 {
+				t.Errorf("shard %d: LRU ring longer than the table (%d)", i, s.tab.Len())
 				break
 			}
 		}
 		if s.lru.prev != prev {
 			t.Errorf("shard %d: sentinel prev link broken", i)
 		}
-		if n != len(s.m) {
-			t.Errorf("shard %d: LRU length %d, map length %d", i, n, len(s.m))
+		if n != s.tab.Len() {
+			t.Errorf("shard %d: LRU length %d, table length %d", i, n, s.tab.Len())
+		}
+		inTable := 0
+		s.tab.All(func(e *node[K, V]) bool {
+			inTable++
+			if !e.live() {
+				t.Errorf("shard %d: table holds dead node %v", i, e.key)
+			}
+			return true
+		})
+		if inTable != n {
+			t.Errorf("shard %d: table iterates %d nodes, LRU ring holds %d", i, inTable, n)
+		}
+		if slots := s.tab.Slots(); slots > 8 && slots > 8*n {
+			t.Errorf("shard %d: table of %d slots for %d entries, want at most 8 per entry", i, slots, n)
 		}
 		if s.limit > 0 && n > s.limit {
 			t.Errorf("shard %d: %d entries, limit %d", i, n, s.limit)
@@ -79,8 +104,8 @@ func checkInvariants[K comparable, V any](t testing.TB, c *Cache[K, V], limit in
 		t.Errorf("%d entries, want <= Limit %d", total, limit)
 	}
 	if quiet {
-		if got := in.sched.Len(); got < total {
-			t.Errorf("wheel holds %d timers, want >= %d live entries", got, total)
+		if got := in.sched.Len(); got != total {
+			t.Errorf("wheel holds %d timers, want %d (the live entries, no dead ones)", got, total)
 		}
 	}
 }

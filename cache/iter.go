@@ -3,7 +3,7 @@ package cache
 import "iter"
 
 // All returns an iterator over the live entries. It visits the shards one
-// at a time: each shard's entries are copied under its shared lock, and
+// at a time: each shard's entries are copied under its lock, and
 // yield runs after the lock is released, so yield may call any method of
 // the cache (a Set during iteration may or may not be seen). An entry is
 // yielded only if its deadline has not passed when it is yielded; each
@@ -32,13 +32,13 @@ func (c *cache[K, V]) each(yield func(K, V) bool) {
 		s := &c.shards[i]
 		now := c.now()
 		buf = buf[:0]
-		s.mu.RLock()
+		s.mu.Lock()
 		for n := s.lru.next; n != &s.lru; n = n.next {
 			if d := n.deadline(); d > now {
-				buf = append(buf, snapshot[K, V]{n.key, n.value, d})
+				buf = append(buf, snapshot[K, V]{n.key, *n.val.Load(), d})
 			}
 		}
-		s.mu.RUnlock()
+		s.mu.Unlock()
 		for j := range buf {
 			e := &buf[j]
 			if e.deadline <= c.now() {

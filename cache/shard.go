@@ -1,29 +1,43 @@
 package cache
 
 import (
+	"hash/maphash"
+	"reflect"
 	"sync"
 	"sync/atomic"
 
+	"github.com/ttlkit/ttlkit/internal/table"
 	"github.com/ttlkit/ttlkit/timingwheel"
 )
 
-// node is one entry, and the only per-entry allocation besides the map
-// slot: the wheel Timer, the LRU links, the deadline and flags, the key and
-// the value live together.
+// node is one entry, and (for a pointer-free V) the only per-entry
+// allocation besides its slot in the shard's table: the wheel Timer, the
+// LRU links, the deadline and flags, the key and the value live together.
+//
+// Identity. A node belongs to one key for its whole life: key is written
+// before the node is published (in the table, with an atomic store) and
+// never changes, so a lock-free reader that finds a node by its key can
+// trust node.key. A node leaves the cache dead (removed by Delete, by an
+// eviction or by expiry) and is never used again; nodes are not recycled.
+//
+// Value. val points to the current value, and is nil once the node is
+// dead. For a V without pointers the first value is stored inline, in
+// value, and val points to it; every later value (an overwrite), and every
+// value of a V with pointers, is a separate box that an overwrite replaces
+// with one atomic store. A box, once published, is never written again, so
+// a reader that loaded val copies a value that no writer touches: never
+// torn, never another key's. The inline value is never written after
+// publication either; it outlives an overwrite only for V without pointers,
+// where it pins no other memory.
 //
 // Ownership. timer's links and deadline belong to the wheel's owner
-// goroutine; timer.Value (the back pointer) and sh are written once before
-// the node is published and never change. key, prev, next and value are
-// guarded by the shard lock, and so are the deadline and dead bits of
-// stamp (written with the lock held exclusively, atomically, because arm
-// reads them without it). The mark bit is set by readers holding the lock
-// shared, atomically, and cleared by writers holding it exclusively.
-//
-// Identity. A node leaves the cache either dead (removed by Delete or by
-// expiry, and then never used again) or recycled: an insertion into a full
-// shard takes over its victim's node and re-arms its timer. Both are safe
-// because the expiry callback trusts nothing but the node's state under the
-// lock.
+// goroutine; timer.Value (the back pointer), key and value are written once
+// before the node is published and never change. prev and next are guarded
+// by the shard lock. val and the deadline and dead bits of stamp are
+// written with the shard lock held, atomically, because readers and arm
+// load them without it. The mark bit is set by readers without any lock
+// (with an atomic OR, only when it is clear) and cleared by writers under
+// the lock.
 type node[K comparable, V any] struct {
 	timer timingwheel.Timer[*node[K, V]]
 
@@ -31,16 +45,13 @@ type node[K comparable, V any] struct {
 	// dead (it never comes back).
 	prev, next *node[K, V]
 
-	// sh is the node's shard, so the expiry callback can lock it without
-	// reading key, which a recycling writer may be changing.
-	sh *shard[K, V]
-
 	// stamp is deadline<<stampShift | dead | mark, where deadline is in
 	// nanoseconds since the cache's origin (see the bit constants).
 	stamp atomic.Int64
 
+	val   atomic.Pointer[V] // the current value; nil once dead
 	key   K
-	value V
+	value V // the first value, inline (V without pointers only)
 }
 
 const (
@@ -52,27 +63,38 @@ const (
 	stampShift = 2
 )
 
+func nodeKey[K comparable, V any](n *node[K, V]) K { return n.key }
+
 func (n *node[K, V]) deadline() int64 { return n.stamp.Load() >> stampShift }
 
-// live reports whether n is still in its shard.
+// live reports whether n is still in its shard. Shard lock held.
 func (n *node[K, V]) live() bool { return n.prev != nil }
 
-// setDeadlineLocked sets the deadline and clears the mark (and the dead
-// bit of a recycled node).
+// setDeadlineLocked sets the deadline and clears the mark.
 func (n *node[K, V]) setDeadlineLocked(d int64) { n.stamp.Store(d << stampShift) }
 
-// shard is one lock's worth of the cache: a map from key to node, an LRU
-// list through the nodes, the in-flight loads, and the counters.
+// killLocked marks a node that left the cache as dead for good, for arm's
+// lock-free recheck, and drops its value: a dead node that the wheel or a
+// reader still references pins no boxed value.
+func (n *node[K, V]) killLocked() {
+	n.val.Store(nil)
+	n.stamp.Or(deadBit)
+}
+
+// shard is one lock's worth of the cache: an index from key to node
+// (lock-free for readers), an LRU list through the nodes, the in-flight
+// loads, and the write counters.
 type shard[K comparable, V any] struct {
-	mu sync.RWMutex
-	// hits and misses are bumped by readers under mu held shared; they sit
-	// on the lock's cache line, which a reader writes anyway.
-	hits, misses atomic.Uint64
+	mu sync.Mutex
+
+	// tab is read without the lock by Get, Take and Touch's fast paths;
+	// written only with mu held.
+	tab table.Table[K, node[K, V]]
 
 	// Guarded by mu.
-	m      map[K]*node[K, V]
 	lru    node[K, V] // sentinel: lru.next is the most recently written
 	limit  int        // 0 = unbounded
+	inline bool       // V has no pointers: first values go inline
 	calls  map[K]*call[V]
 	closed bool
 
@@ -82,10 +104,49 @@ type shard[K comparable, V any] struct {
 	_ [64]byte // keep the next shard's lock off this shard's last line
 }
 
-func (s *shard[K, V]) init(limit int) {
-	s.m = make(map[K]*node[K, V])
+func (s *shard[K, V]) init(limit int, inline bool, seed maphash.Seed) {
+	s.tab.InitSeed(nodeKey[K, V], 0, seed)
 	s.lru.next, s.lru.prev = &s.lru, &s.lru
 	s.limit = limit
+	s.inline = inline
+}
+
+// newNodeLocked returns an unpublished node for key holding value with
+// the given deadline.
+func (s *shard[K, V]) newNodeLocked(key K, value V, deadline int64) *node[K, V] {
+	n := &node[K, V]{key: key}
+	n.timer.Value = n
+	if s.inline {
+		n.value = value
+		n.val.Store(&n.value)
+	} else {
+		box := new(V)
+		*box = value
+		n.val.Store(box)
+	}
+	n.setDeadlineLocked(deadline)
+	return n
+}
+
+// hasPointers reports whether values of type t can hold pointers (and so
+// keep other memory alive). It errs towards true.
+func hasPointers(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128:
+		return false
+	case reflect.Array:
+		return t.Len() > 0 && hasPointers(t.Elem())
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if hasPointers(t.Field(i).Type) {
+				return true
+			}
+		}
+		return false
+	}
+	return true
 }
 
 // pushFrontLocked links an unlinked n at the head of the LRU list.
@@ -110,20 +171,13 @@ func (s *shard[K, V]) moveToFrontLocked(n *node[K, V]) {
 	s.pushFrontLocked(n)
 }
 
-// killLocked marks a node that left the cache as dead for good, for arm's
-// lock-free recheck. A recycled node never gets the bit, not even for a
-// moment: its stamp goes straight from the old deadline to the new one.
-func (n *node[K, V]) killLocked() { n.stamp.Store(n.stamp.Load() | deadBit) }
-
-// removeLocked takes n out of the shard, counts it under reason and
-// returns its value, which the node no longer holds: a dead node still
-// referenced by the wheel pins neither the value nor its LRU neighbours.
-func (s *shard[K, V]) removeLocked(n *node[K, V], reason Reason) V {
-	delete(s.m, n.key)
+// removeLocked takes the live node n (whose key hashes to h) out of the
+// shard, kills it, counts it under reason and returns its value.
+func (s *shard[K, V]) removeLocked(n *node[K, V], h uint64, reason Reason) V {
+	s.tab.DeleteEntry(n, h)
 	s.unlinkLocked(n)
-	v := n.value
-	var zero V
-	n.value = zero
+	v := *n.val.Load()
+	n.killLocked()
 	s.count(reason)
 	return v
 }
@@ -147,6 +201,9 @@ func (s *shard[K, V]) count(reason Reason) {
 // without a mark, or already expired, is the victim. Each entry is spared
 // at most once per call, so the loop ends within len+1 steps; the marks it
 // clears were each paid for by a read. The shard must not be empty.
+//
+// A reader may set a mark concurrently; clearing it with And rather than
+// a store loses nothing but that read's mark, never a deadline bit.
 func (s *shard[K, V]) victimLocked(now int64) (*node[K, V], Reason) {
 	for {
 		n := s.lru.prev
@@ -157,7 +214,7 @@ func (s *shard[K, V]) victimLocked(now int64) (*node[K, V], Reason) {
 		if st&markBit == 0 {
 			return n, Evicted
 		}
-		n.stamp.Store(st &^ markBit)
+		n.stamp.And(^int64(markBit))
 		s.moveToFrontLocked(n)
 	}
 }
@@ -172,19 +229,24 @@ type pending[K comparable, V any] struct {
 	event   Event[K, V]
 }
 
-// setLocked stores value for key with the given deadline (> now), as Set
-// does, and reports what must happen after the unlock. now and deadline are
-// nanoseconds since the cache's origin.
-func (s *shard[K, V]) setLocked(key K, value V, now, deadline int64, p *pending[K, V]) {
+// setLocked stores value for key (whose hash is h) with the given deadline
+// (> now), as Set does, and reports what must happen after the unlock. now
+// and deadline are nanoseconds since the cache's origin.
+func (s *shard[K, V]) setLocked(key K, h uint64, value V, now, deadline int64, p *pending[K, V]) {
 	s.staleLoadLocked(key)
-	if n := s.m[key]; n != nil {
+	if n := s.tab.Get(key, h); n != nil {
 		old := n.deadline()
-		p.event = Event[K, V]{Key: key, Value: n.value, Reason: Replaced}
+		p.event = Event[K, V]{Key: key, Value: *n.val.Load(), Reason: Replaced}
 		if old <= now {
 			p.event.Reason = Expired
 		}
 		s.count(p.event.Reason)
-		n.value = value
+		// The value before the deadline: a reader that sees the new
+		// deadline sees the new value (one that sees the old deadline may
+		// see either).
+		box := new(V)
+		*box = value
+		n.val.Store(box)
 		n.setDeadlineLocked(deadline)
 		s.moveToFrontLocked(n)
 		if deadline < old {
@@ -195,22 +257,16 @@ func (s *shard[K, V]) setLocked(key K, value V, now, deadline int64, p *pending[
 		}
 		return
 	}
-	var n *node[K, V]
-	if s.limit > 0 && len(s.m) >= s.limit {
-		// Recycle the victim's node: its timer is armed (or about to be),
-		// so one Schedule re-arms it for the new deadline, and neither a
-		// Cancel nor an allocation is needed.
+	if s.limit > 0 && s.tab.Len() >= s.limit {
+		// The victim dies and its timer is cancelled after the unlock, so
+		// that the wheel does not hold dead nodes until their deadlines.
 		v, reason := s.victimLocked(now)
 		p.event = Event[K, V]{Key: v.key, Reason: reason}
-		p.event.Value = s.removeLocked(v, reason)
-		n = v
-		n.key, n.value = key, value
-	} else {
-		n = &node[K, V]{key: key, value: value, sh: s}
-		n.timer.Value = n
+		p.event.Value = s.removeLocked(v, s.tab.Hash(v.key), reason)
+		p.cancel = v
 	}
-	n.setDeadlineLocked(deadline)
-	s.m[key] = n
+	n := s.newNodeLocked(key, value, deadline)
+	s.tab.Put(n, h)
 	s.pushFrontLocked(n)
 	p.arm, p.armAt, p.armFrom = n, deadline, now
 }
@@ -219,8 +275,8 @@ func (s *shard[K, V]) setLocked(key K, value V, now, deadline int64, p *pending[
 // changing its value, as a read that also restarts the TTL, and reports
 // whether there was a live entry. An expired or missing entry is left to
 // Set: touching never brings a value back.
-func (s *shard[K, V]) touchLocked(key K, now, deadline int64, p *pending[K, V]) bool {
-	n := s.m[key]
+func (s *shard[K, V]) touchLocked(key K, h uint64, now, deadline int64, p *pending[K, V]) bool {
+	n := s.tab.Get(key, h)
 	if n == nil {
 		return false
 	}
@@ -237,9 +293,9 @@ func (s *shard[K, V]) touchLocked(key K, now, deadline int64, p *pending[K, V]) 
 
 // deleteLocked removes key if present and reports what must happen after
 // the unlock; ok is false when there was nothing to remove.
-func (s *shard[K, V]) deleteLocked(key K, now int64, p *pending[K, V]) (ok bool) {
+func (s *shard[K, V]) deleteLocked(key K, h uint64, now int64, p *pending[K, V]) (ok bool) {
 	s.staleLoadLocked(key)
-	n := s.m[key]
+	n := s.tab.Get(key, h)
 	if n == nil {
 		return false
 	}
@@ -248,8 +304,7 @@ func (s *shard[K, V]) deleteLocked(key K, now int64, p *pending[K, V]) (ok bool)
 		reason = Expired
 	}
 	p.event = Event[K, V]{Key: key, Reason: reason}
-	p.event.Value = s.removeLocked(n, reason)
-	n.killLocked()
+	p.event.Value = s.removeLocked(n, h, reason)
 	p.cancel = n
 	return true
 }

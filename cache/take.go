@@ -77,36 +77,28 @@ func (c *Cache[K, V]) TakeCtxWithExpire(ctx context.Context, key K, ttl time.Dur
 }
 
 func (c *cache[K, V]) take(ctx context.Context, key K, ttl time.Duration, fetch func(context.Context) (V, error)) (V, error) {
-	s := c.shardOf(key)
-	// Fast path: a live entry, under the shared lock.
-	s.mu.RLock()
-	if n := s.m[key]; n != nil {
-		if st := n.stamp.Load(); st>>stampShift > c.now() {
-			if st&markBit == 0 {
-				n.stamp.Or(markBit)
-			}
-			v := n.value
-			s.mu.RUnlock()
-			s.hits.Add(1)
-			return v, nil
-		}
+	h := c.hash(key)
+	// Fast path: a live entry, without the lock.
+	if v, ok := c.lookup(key, h); ok {
+		c.reads.hit()
+		return v, nil
 	}
-	s.mu.RUnlock()
 
+	s := c.shardAt(h)
 	var zero V
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
 		return zero, ErrClosed
 	}
-	if n := s.m[key]; n != nil && n.deadline() > c.now() {
-		// Stored between the two locks.
-		v := n.value
+	if n := s.tab.Get(key, h); n != nil && n.deadline() > c.now() {
+		// Stored since the lookup.
+		v := *n.val.Load()
 		s.mu.Unlock()
-		s.hits.Add(1)
+		c.reads.hit()
 		return v, nil
 	}
-	s.misses.Add(1)
+	c.reads.miss()
 	if cl := s.calls[key]; cl != nil {
 		s.mu.Unlock()
 		select {
@@ -122,12 +114,12 @@ func (c *cache[K, V]) take(ctx context.Context, key K, ttl time.Duration, fetch 
 	cl := &call[V]{done: make(chan struct{})}
 	s.calls[key] = cl
 	s.mu.Unlock()
-	return c.load(ctx, s, key, ttl, cl, fetch)
+	return c.load(ctx, s, key, h, ttl, cl, fetch)
 }
 
 // load runs fetch for the waiters of cl, stores a successful result, and
 // releases the waiters whether fetch returns, panics or exits.
-func (c *cache[K, V]) load(ctx context.Context, s *shard[K, V], key K, ttl time.Duration, cl *call[V], fetch func(context.Context) (V, error)) (val V, err error) {
+func (c *cache[K, V]) load(ctx context.Context, s *shard[K, V], key K, h uint64, ttl time.Duration, cl *call[V], fetch func(context.Context) (V, error)) (val V, err error) {
 	returned := false
 	var perr *PanicError
 	defer func() {
@@ -137,7 +129,7 @@ func (c *cache[K, V]) load(ctx context.Context, s *shard[K, V], key K, ttl time.
 		if perr != nil {
 			err = perr
 		}
-		c.complete(s, key, ttl, cl, val, err)
+		c.complete(s, key, h, ttl, cl, val, err)
 		if perr != nil {
 			panic(perr)
 		}
@@ -158,7 +150,7 @@ func (c *cache[K, V]) load(ctx context.Context, s *shard[K, V], key K, ttl time.
 
 // complete stores a successful, not overtaken load, counts it, and wakes
 // its waiters.
-func (c *cache[K, V]) complete(s *shard[K, V], key K, ttl time.Duration, cl *call[V], val V, err error) {
+func (c *cache[K, V]) complete(s *shard[K, V], key K, h uint64, ttl time.Duration, cl *call[V], val V, err error) {
 	var p pending[K, V]
 	now := c.now()
 	var deadline int64
@@ -173,7 +165,7 @@ func (c *cache[K, V]) complete(s *shard[K, V], key K, ttl time.Duration, cl *cal
 	if err != nil {
 		s.loadErrors++
 	} else if !cl.stale && !s.closed && deadline > 0 {
-		s.setLocked(key, val, now, deadline, &p)
+		s.setLocked(key, h, val, now, deadline, &p)
 	}
 	s.mu.Unlock()
 	cl.val, cl.err = val, err
