@@ -36,7 +36,6 @@ func (r *readCounters) init(procs int) {
 }
 
 // stripe returns the calling goroutine's stripe.
-//
 func (r *readCounters) stripe() *counterStripe {
 	var here byte
 	// Stacks are at least 2 KiB apart; drop the bits that vary with the
