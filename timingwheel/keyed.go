@@ -39,10 +39,15 @@ type TimingWheel[K comparable, V any] struct {
 // and the deadline the caller asked for. The Timer itself is the index's
 // entry, so a pending timer costs one allocation.
 //
-// Ownership. key and value are guarded by the shard's lock (the owner takes
-// it to fire a timer). want is written by callers holding the shard's lock
-// and read by the owner without it. shard never changes. queued is guarded
-// by the shard's lock. The Timer's links and when belong to the owner.
+// Ownership. key and shard never change once the entry is in the index, so
+// lock-free lookups may compare keys; the key is released with the entry,
+// once the owner has unlinked it. value is guarded by the shard's lock
+// (the owner takes it to fire a timer) and released at once on removal.
+// want is written with the shard's lock held, except that MoveTimer's
+// fast path may raise it with a compare-and-swap and no lock; the owner
+// reads it without the lock and settles a firing with a compare-and-swap
+// to dead. queued is guarded by the shard's lock. The Timer's links and
+// when belong to the owner.
 type entry[K comparable, V any] struct {
 	key   K
 	value V
@@ -193,7 +198,7 @@ func (tw *TimingWheel[K, V]) RemoveTimer(key K) error {
 	notify := false
 	if n != nil {
 		n.Value.want.Store(dead)
-		n.Value.key, n.Value.value = *new(K), *new(V)
+		n.Value.value = *new(V)
 		notify = sh.enqueueLocked(n)
 	}
 	sh.mu.Unlock()
@@ -215,6 +220,9 @@ func (k *keyed[K, V]) set(key K, value V, delay time.Duration, store bool) error
 	h := maphash.Comparable(k.seed, key)
 	i := table.Shard(h, len(k.shards))
 	sh := &k.shards[i]
+	if !store && k.moveLater(key, h, sh, want) {
+		return nil
+	}
 	notify := false
 	sh.mu.Lock()
 	n := sh.tab.Get(key, h)
@@ -243,6 +251,32 @@ func (k *keyed[K, V]) set(key K, value V, delay time.Duration, store bool) error
 		k.d.ready <- i
 	}
 	return nil
+}
+
+// moveLater is MoveTimer's fast path, which takes no lock: a lookup and a
+// compare-and-swap of the deadline, when the key has no timer or the new
+// deadline is no earlier than the recorded one. It reports whether it
+// handled the move; if not, the caller takes the shard lock.
+//
+// Racing with the timer's expiry, a move either lands first (the owner's
+// own compare-and-swap to dead then fails, and it looks again) or finds the
+// timer dead and does nothing, as a move after the expiry would.
+func (k *keyed[K, V]) moveLater(key K, h uint64, sh *keyShard[K, V], want int64) bool {
+	n := sh.tab.Get(key, h)
+	if n == nil {
+		return true
+	}
+	for {
+		old := n.Value.want.Load()
+		switch {
+		case old == dead:
+			return true
+		case want < old || old <= relativeTop || want <= relativeTop:
+			return false
+		case n.Value.want.CompareAndSwap(old, want):
+			return true
+		}
+	}
 }
 
 // enqueueLocked adds n to the shard's pending list and reports whether the
@@ -287,7 +321,7 @@ func (k *keyed[K, V]) drain() []dueItem[K, V] {
 		sh.tab.All(func(n *node[K, V]) bool {
 			items = append(items, dueItem[K, V]{n.Value.key, n.Value.value})
 			n.Value.want.Store(dead)
-			n.Value.key, n.Value.value = *new(K), *new(V)
+			n.Value.value = *new(V)
 			w.cancel(n)
 			return true
 		})
@@ -416,16 +450,23 @@ func (k *keyed[K, V]) fire(n *node[K, V]) int64 {
 	}
 	sh := &k.shards[n.Value.shard]
 	sh.mu.Lock()
-	if want := n.Value.want.Load(); want == dead || want > now {
-		// Removed, or moved later, since the check above; an earlier
-		// move cannot be after now.
-		sh.mu.Unlock()
-		return max(want, 0)
+	for {
+		want := n.Value.want.Load()
+		if want == dead || want > now {
+			// Removed, or moved later, since the check above; an earlier
+			// move cannot be after now.
+			sh.mu.Unlock()
+			return max(want, 0)
+		}
+		// A lock-free MoveTimer may push want later at any moment: only a
+		// successful swap to dead settles that the timer fires.
+		if n.Value.want.CompareAndSwap(want, dead) {
+			break
+		}
 	}
 	sh.tab.DeleteEntry(n, maphash.Comparable(k.seed, n.Value.key))
-	n.Value.want.Store(dead)
 	k.fired = append(k.fired, dueItem[K, V]{n.Value.key, n.Value.value})
-	n.Value.key, n.Value.value = *new(K), *new(V)
+	n.Value.value = *new(V)
 	sh.mu.Unlock()
 	return 0
 }

@@ -210,3 +210,58 @@ func FuzzKeyed(f *testing.F) {
 		runKeyedScript(t, data, 4)
 	})
 }
+
+// TestRacingCallersAndExpiry races SetTimer, MoveTimer (its lock-free path
+// included), RemoveTimer and expiry on a few shared keys from several
+// goroutines. Every arming has its own value, so: no value fires twice, no
+// fired value was never set, and once everything has had time to fire the
+// index is empty and consistent.
+func TestRacingCallersAndExpiry(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tw, rec := newTestWheel(t, iv, 4)
+		const workers, opsEach = 4, 400
+		done := make(chan struct{})
+		for w := range workers {
+			go func() {
+				defer func() { done <- struct{}{} }()
+				r := rand.New(rand.NewPCG(uint64(w), 99))
+				for i := range opsEach {
+					key := fmt.Sprint("k", r.IntN(3))
+					d := time.Duration(1+r.IntN(40)) * iv / 4
+					switch r.IntN(4) {
+					case 0, 1:
+						must(t, tw.MoveTimer(key, d))
+					case 2:
+						must(t, tw.SetTimer(key, w*opsEach+i, d))
+					case 3:
+						must(t, tw.RemoveTimer(key))
+					}
+					if r.IntN(4) == 0 {
+						time.Sleep(time.Duration(r.IntN(8)) * iv / 4)
+					}
+				}
+			}()
+		}
+		for range workers {
+			<-done
+		}
+		time.Sleep(20 * iv)
+		seen := map[int]bool{}
+		for _, e := range rec.take() {
+			if seen[e.value] {
+				t.Errorf("value %d fired twice", e.value)
+			}
+			seen[e.value] = true
+			if e.value < 0 || e.value >= workers*opsEach {
+				t.Errorf("fired value %d that was never set", e.value)
+			}
+		}
+		if len(seen) == 0 {
+			t.Error("nothing fired")
+		}
+		if got := tw.Len(); got != 0 {
+			t.Errorf("Len = %d after every timer was due, want 0", got)
+		}
+		checkKeyed(t, tw)
+	})
+}
