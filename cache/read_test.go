@@ -1,0 +1,240 @@
+package cache
+
+import (
+	"math/rand/v2"
+	"reflect"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// stamped is a value that names its key and its version, so that a reader
+// can tell a foreign or torn value from a current one.
+type stamped struct {
+	key, ver uint64
+	check    uint64 // key ^ ver ^ stampedMagic: a torn copy breaks it
+}
+
+const stampedMagic = 0x5eed5eed5eed5eed
+
+func newStamped(key, ver uint64) stamped { return stamped{key, ver, key ^ ver ^ stampedMagic} }
+
+func (s stamped) valid() bool { return s.check == s.key^s.ver^stampedMagic }
+
+// raceReads runs writers that overwrite, delete and re-insert their own keys
+// with versions that only grow (under a Limit small enough to evict, and
+// TTLs short enough to expire meanwhile) against lock-free readers, which
+// check every value they get: it is the key's own, whole, and never older
+// than a writer's version they saw before. Readers also Take, whose loads
+// store version 0 (outside the writers' sequence). unwrap turns a V into the stamped value.
+func raceReads[V any](t *testing.T, wrap func(stamped) V, unwrap func(V) stamped) {
+	const (
+		keys    = 512
+		writers = 2
+		readers = 2
+	)
+	ops := 100_000
+	if raceEnabled {
+		ops = 10_000
+	}
+	c := newCache(t, Options[uint64, V]{TTL: time.Millisecond, Limit: 200, Resolution: time.Millisecond})
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(w), 2))
+			ver := make([]uint64, keys)
+			for range ops {
+				k := uint64(r.IntN(keys/writers)*writers + w) // this writer's keys only
+				ver[k]++
+				v := wrap(newStamped(k, ver[k]))
+				switch op := r.IntN(10); {
+				case op < 6:
+					c.Set(k, v)
+				case op < 8:
+					// Mostly longer than the test, sometimes expiring
+					// while readers look.
+					c.SetWithExpire(k, v, time.Duration(r.IntN(4000))*time.Microsecond)
+				case op < 9:
+					c.Delete(k)
+				default:
+					c.Touch(k)
+				}
+			}
+		})
+	}
+	for g := range readers {
+		wg.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(g), 3))
+			seen := make([]uint64, keys)
+			for i := range ops {
+				k := uint64(r.IntN(keys))
+				var v V
+				var ok bool
+				if i%4 == 0 {
+					var err error
+					v, err = c.Take(k, func() (V, error) { return wrap(newStamped(k, 0)), nil })
+					ok = err == nil
+				} else {
+					v, ok = c.Get(k)
+				}
+				if !ok {
+					continue
+				}
+				s := unwrap(v)
+				switch {
+				case !s.valid():
+					t.Errorf("Get(%d) = %+v: torn value", k, s)
+					return
+				case s.key != k:
+					t.Errorf("Get(%d) = %+v: another key's value", k, s)
+					return
+				case s.ver == 0:
+					// A reader's load (ours or the other's): not in the
+					// writer's sequence.
+				case s.ver < seen[k]:
+					t.Errorf("Get(%d) = version %d after version %d: went back in time", k, s.ver, seen[k])
+					return
+				}
+				seen[k] = max(seen[k], s.ver)
+			}
+		})
+	}
+	wg.Wait()
+	checkInvariants(t, c, 200, false)
+}
+
+// TestReadersSeeOldOrNewValueNeverAnothers races lock-free Gets and Take
+// hits with overwrites, deletes, evictions (nodes are never recycled for
+// another key) and expiry, for an inline value (V without pointers) and a
+// boxed one.
+func TestReadersSeeOldOrNewValueNeverAnothers(t *testing.T) {
+	t.Run("inline", func(t *testing.T) {
+		raceReads(t, func(s stamped) stamped { return s }, func(v stamped) stamped { return v })
+	})
+	t.Run("boxed", func(t *testing.T) {
+		raceReads(t, func(s stamped) *stamped { return &s }, func(v *stamped) stamped {
+			if v == nil {
+				return stamped{check: 1} // invalid
+			}
+			return *v
+		})
+	})
+}
+
+// TestEvictionCancelsVictimTimers: nodes are not recycled, so an evicted
+// node's timer is cancelled; the wheel holds the live entries only, not a
+// dead node per eviction until its deadline.
+func TestEvictionCancelsVictimTimers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := newCache(t, Options[int, int]{TTL: time.Hour, Limit: 100})
+		for k := range 10_000 {
+			c.Set(k, k)
+		}
+		synctest.Wait()
+		if got := c.c.sched.Len(); got != 100 {
+			t.Errorf("wheel holds %d timers after 10000 inserts under Limit 100, want 100", got)
+		}
+		if st := c.Stats(); st.Evicted != 9900 {
+			t.Errorf("Stats().Evicted = %d, want 9900", st.Evicted)
+		}
+		checkInvariants(t, c, 100, true)
+	})
+}
+
+// TestIndexShrinksAfterMassExpiry: the shards' tables give their slots back
+// when their entries expire (a Go map never shrinks).
+func TestIndexShrinksAfterMassExpiry(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const n = 20_000
+		res := 10 * time.Millisecond
+		c := newCache(t, Options[int, int]{TTL: time.Second, Resolution: res})
+		slots := func() int {
+			total := 0
+			for i := range c.c.shards {
+				s := &c.c.shards[i]
+				s.mu.Lock()
+				total += s.tab.Slots()
+				s.mu.Unlock()
+			}
+			return total
+		}
+		for k := range n {
+			c.Set(k, k)
+		}
+		if got := slots(); got < n {
+			t.Fatalf("%d slots for %d entries, want at least one each", got, n)
+		}
+		time.Sleep(time.Second + res)
+		synctest.Wait()
+		if got := c.Len(); got != 0 {
+			t.Fatalf("Len() = %d after every deadline, want 0", got)
+		}
+		if got, want := slots(), 8*len(c.c.shards); got > want {
+			t.Errorf("%d slots after the mass expiry, want at most %d (8 per shard)", got, want)
+		}
+		checkInvariants(t, c, 0, true)
+	})
+}
+
+// TestStatsCountConcurrentReads: the striped hit and miss counters lose
+// nothing under concurrency.
+func TestStatsCountConcurrentReads(t *testing.T) {
+	c := newCache(t, Options[int, int]{TTL: time.Hour})
+	c.Set(1, 1)
+	const goroutines, reads = 8, 1000
+	var wg sync.WaitGroup
+	for range goroutines {
+		wg.Go(func() {
+			for range reads {
+				c.Get(1)
+				c.Get(2)
+			}
+		})
+	}
+	wg.Wait()
+	st := c.Stats()
+	if st.Hits != goroutines*reads || st.Misses != goroutines*reads {
+		t.Errorf("Stats() hits %d, misses %d; want %d each", st.Hits, st.Misses, goroutines*reads)
+	}
+}
+
+func TestHasPointers(t *testing.T) {
+	type flat struct {
+		a int
+		b [4]float64
+		c struct{ d uint8 }
+	}
+	type withString struct {
+		a int
+		s string
+	}
+	tests := []struct {
+		name string
+		typ  reflect.Type
+		want bool
+	}{
+		{"int", reflect.TypeFor[int](), false},
+		{"complex128", reflect.TypeFor[complex128](), false},
+		{"array of uint64", reflect.TypeFor[[8]uint64](), false},
+		{"empty array of pointers", reflect.TypeFor[[0]*int](), false},
+		{"struct of scalars", reflect.TypeFor[flat](), false},
+		{"empty struct", reflect.TypeFor[struct{}](), false},
+		{"string", reflect.TypeFor[string](), true},
+		{"pointer", reflect.TypeFor[*int](), true},
+		{"slice", reflect.TypeFor[[]byte](), true},
+		{"map", reflect.TypeFor[map[int]int](), true},
+		{"interface", reflect.TypeFor[any](), true},
+		{"func", reflect.TypeFor[func()](), true},
+		{"chan", reflect.TypeFor[chan int](), true},
+		{"struct with a string", reflect.TypeFor[withString](), true},
+		{"array of strings", reflect.TypeFor[[2]string](), true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := hasPointers(tt.typ); got != tt.want {
+				t.Errorf("hasPointers(%v) = %v, want %v", tt.typ, got, tt.want)
+			}
+		})
+	}
+}
