@@ -225,7 +225,7 @@ func (k *keyed[K, V]) set(key K, value V, delay time.Duration, store bool) error
 	}
 	notify := false
 	sh.mu.Lock()
-	n := sh.tab.Get(key, h)
+	n, pos := sh.tab.Find(key, h)
 	switch {
 	case n != nil:
 		if store {
@@ -243,7 +243,7 @@ func (k *keyed[K, V]) set(key K, value V, delay time.Duration, store bool) error
 	case store:
 		n = &node[K, V]{Value: entry[K, V]{key: key, value: value, shard: uint32(i)}}
 		n.Value.want.Store(want)
-		sh.tab.Put(n, h)
+		sh.tab.Insert(pos, n, h)
 		notify = sh.enqueueLocked(n)
 	}
 	sh.mu.Unlock()

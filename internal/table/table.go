@@ -200,6 +200,33 @@ func (t *Table[K, E]) find(a *array[E], key K, h uint64) (grp *group[E], i int, 
 	}
 }
 
+// Pos is where Find looked for a key: the key's slot, or the free slot an
+// insertion of it would take. It is valid until the next write.
+type Pos[E any] struct {
+	grp *group[E]
+	i   int
+}
+
+// Find returns the entry with key (writer side), or nil and the position
+// at which [Table.Insert] can add it without probing again. Writer only.
+func (t *Table[K, E]) Find(key K, h uint64) (*E, Pos[E]) {
+	grp, i, ok := t.find(t.arr.Load(), key, h)
+	if ok {
+		return grp.slots[i].Load(), Pos[E]{}
+	}
+	return nil, Pos[E]{grp, i}
+}
+
+// Insert adds e, whose key Find just reported absent at pos, with no write
+// in between. h must be t.Hash(t.keyOf(e)). Writer only.
+func (t *Table[K, E]) Insert(pos Pos[E], e *E, h uint64) {
+	if pos.grp == nil || (t.live+t.dead+1)*8 > len(t.arr.Load().groups)*groupSize*7 {
+		t.Put(e, h)
+		return
+	}
+	t.insert(pos.grp, pos.i, e, h)
+}
+
 // Put stores e under its key, replacing and returning the entry that had
 // the key, or nil. h must be t.Hash(t.keyOf(e)). Writer only. O(1)
 // amortized; a rebuild is O(slots).

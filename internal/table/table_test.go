@@ -76,13 +76,23 @@ func script(t *testing.T, data []byte, keySpace int) {
 		data = data[2:]
 		h := tb.Hash(k)
 		switch op {
-		case 0, 1: // Put (twice as likely, so the table fills up)
+		case 0: // Put
 			e := &entry{key: k, val: len(data)}
 			old := tb.Put(e, h)
 			if old != model[k] {
 				t.Fatalf("Put(%q) replaced %p, want %p", k, old, model[k])
 			}
 			model[k] = e
+		case 1: // Find, and Insert if absent
+			found, pos := tb.Find(k, h)
+			if found != model[k] {
+				t.Fatalf("Find(%q) = %p, want %p", k, found, model[k])
+			}
+			if found == nil {
+				e := &entry{key: k, val: len(data)}
+				tb.Insert(pos, e, h)
+				model[k] = e
+			}
 		case 2:
 			got := tb.Delete(k, h)
 			if got != model[k] {
