@@ -10,13 +10,18 @@
 //
 // # Model
 //
-// Each wheel is plain data owned by one goroutine. Callers reach the owner
-// over a buffered channel, so SetTimer, MoveTimer and RemoveTimer return as
-// soon as their command is queued; commands from one goroutine take effect
-// in order, and Len and Drain wait for everything queued before them. The
-// owner reads the clock, fires what is due, serves commands, and sleeps until
-// the next deadline: an idle wheel, even with a million far-off timers, does
-// not wake every interval.
+// Each wheel is plain data owned by one goroutine, which reads the clock,
+// fires what is due and sleeps until the next deadline: an idle wheel, even
+// with a million far-off timers, does not wake every interval.
+//
+// The keyed wheel's index of keys is not the owner's: it is sharded on the
+// callers' side, so SetTimer, MoveTimer, RemoveTimer, Len and Has act at
+// once under one shard's lock and never wait for the owner; a later
+// deadline is only recorded in the timer (MoveTimer does that without a
+// lock), and the owner rechecks it when the old one comes. A new timer, an
+// earlier deadline or a removal changes the wheel itself: the shard queues
+// it and the owner picks up the shard's whole queue at once. Scheduler
+// calls and Drain go to the owner over a buffered channel.
 //
 // # Guarantees
 //
@@ -24,7 +29,7 @@
 //     tick at or after t+d; a delay shorter than one interval fires on the
 //     next tick. SetTimer and MoveTimer measure the delay from the
 //     caller's own reading of the clock, so a deadline does not drift
-//     later while the command waits behind others; Scheduler.Schedule
+//     later while the change waits for the owner; Scheduler.Schedule
 //     measures it from when the owner takes the command, which is never
 //     before the call.
 //   - At most one interval late, plus the time the owner needs to reach the
@@ -33,10 +38,12 @@
 //     time, so a stalled process catches up on every tick it missed, in
 //     order, instead of drifting.
 //   - Exactly once per arming. A timer that is removed, moved or drained never
-//     fires from its old place; a removed timer releases its key and value at
-//     once.
-//   - No stall. When very many timers fall due together, the owner works
-//     through them in slices (see [WithBatch]) and serves queued commands
+//     fires from its old place; a removed timer releases its value at once
+//     and its key as soon as the owner has unlinked it, not when its slot
+//     comes up.
+//   - No stall. Keyed calls never wait for the owner. When very many
+//     timers fall due together, the owner works through them in slices
+//     (see [WithBatch]) and serves queued changes and Scheduler commands
 //     between slices.
 //   - Callbacks of the keyed wheel run on worker goroutines (see
 //     [WithConcurrency]) and may call the wheel; Scheduler callbacks run on

@@ -178,7 +178,9 @@ func (tw *TimingWheel[K, V]) MoveTimer(key K, delay time.Duration) error {
 	return tw.k.set(key, zero, delay, false)
 }
 
-// RemoveTimer cancels key's timer, releasing its key and value at once. It
+// RemoveTimer cancels key's timer, releasing its value at once and its key
+// as soon as the owner goroutine has unlinked it (the next time the owner
+// runs, not when the timer's slot comes up). It
 // returns nil when key has no timer, ErrArgument for a key SetTimer refuses and
 // ErrClosed after Stop. A callback that has already started (or been handed
 // to a worker) is not recalled. O(1).

@@ -95,20 +95,22 @@ func WithConcurrency(n int) Option { return func(c *config) { c.concurrency = n 
 
 // WithInline makes the keyed TimingWheel run execute on its owner goroutine,
 // which saves a hand-off per fired timer. Use it only for callbacks that are
-// quick and never block: while one runs, no timer is set, moved or fired.
-// Such a callback must not call the same wheel's methods, which are served
-// by the goroutine running it: Len, Drain and Stop deadlock at once, and
-// SetTimer, MoveTimer and RemoveTimer once the command buffer is full.
+// quick and never block: while one runs, no timer fires and no queued
+// change is placed in the wheel. Such a callback may call SetTimer,
+// MoveTimer, RemoveTimer, Len and Has, which never wait for the owner, but
+// not Drain or Stop, which would wait for the goroutine running it.
 func WithInline() Option { return func(c *config) { c.inline = true } }
 
-// WithBuffer sets how many commands (SetTimer, MoveTimer, RemoveTimer, ...)
-// may be queued for the owner goroutine before callers wait. The default is
-// 1024; 0 makes every call a rendezvous with the owner.
+// WithBuffer sets how many commands may be queued for the owner goroutine
+// before their callers wait: Scheduler.Schedule, Cancel and Len, and the
+// keyed wheel's Drain. The keyed wheel's SetTimer, MoveTimer, RemoveTimer,
+// Len and Has never queue a command and never wait. The default is 1024; 0
+// makes every command a rendezvous with the owner.
 func WithBuffer(n int) Option { return func(c *config) { c.buffer = n } }
 
 // WithBatch sets how many timers the owner examines before it serves queued
-// commands again, which bounds how long a mass expiry can keep callers
-// waiting. The default is 2048. n must be positive.
+// commands and changes again, which bounds how long a mass expiry can keep
+// a Scheduler's callers waiting and new timers from being placed. The default is 2048. n must be positive.
 func WithBatch(n int) Option { return func(c *config) { c.budget = n } }
 
 // WithTicker makes the wheel advance by exactly one interval per value

@@ -29,7 +29,8 @@ func released(p weak.Pointer[payload]) bool {
 }
 
 // TestReleasesKeyAndValue: a removed, re-set, fired or drained timer lets go
-// of its key and value at once, not when its slot is next scanned.
+// of its value at once and of its key once the owner has unlinked it, not
+// when its slot is next scanned.
 func TestReleasesKeyAndValue(t *testing.T) {
 	cases := []struct {
 		name    string
@@ -62,12 +63,12 @@ func TestReleasesKeyAndValue(t *testing.T) {
 					must(t, tw.SetTimer(&payload{name: fmt.Sprint(i)}, nil, 8*iv))
 				}
 				k, v := armWeak(t, tw, 8*iv)
-				tw.Len()
+				synctest.Wait()
 				if released(v) {
 					t.Fatal("value released while its timer is armed")
 				}
 				c.op(t, tw, k)
-				tw.Len() // the owner has applied the operation
+				synctest.Wait() // the owner has placed or unlinked what changed
 				if !released(v) {
 					t.Error("value still reachable")
 				}
