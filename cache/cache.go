@@ -176,25 +176,41 @@ func (c *cache[K, V]) get(key K) (V, bool) {
 // (whose hash is h), marking its node as used. It counts nothing.
 //
 // The node's key never changes, and its value is reached through val,
-// which writers replace atomically (see node). The stamp is loaded before
-// val, and writers store val before a new deadline: a reader that sees a
-// new deadline sees its value, so an expired value is never paired with a
-// later deadline. A node removed meanwhile has val nil: a miss.
+// which writers replace atomically (see node). The reader must pair the
+// value with its own deadline or an earlier one, never a later one: it
+// loads val, the stamp, and val again, and uses the stamp only if both
+// loads of val saw the same value. Every value has its own box (val never
+// returns to an earlier one), so the stamp was loaded while that value was
+// current, and a writer never lets the stamp exceed the current value's
+// deadline (see replaceLocked). If a write slipped in between, the read is
+// retried; after a few tries it is done under the shard lock, so a reader
+// always finishes. The clock is read after the loads. A node removed
+// meanwhile has val nil: a miss.
 func (c *cache[K, V]) lookup(key K, h uint64) (v V, ok bool) {
-	n := c.shardAt(h).tab.Get(key, h)
+	s := c.shardAt(h)
+	n := s.tab.Get(key, h)
 	if n == nil {
 		return v, false
 	}
-	st := n.stamp.Load()
-	if st>>stampShift <= c.now() {
-		return v, false
+	for range 3 {
+		p := n.val.Load()
+		st := n.stamp.Load()
+		if n.val.Load() != p {
+			continue // overwritten meanwhile
+		}
+		if p == nil || st>>stampShift <= c.now() {
+			return v, false
+		}
+		if st&markBit == 0 {
+			n.stamp.Or(markBit)
+		}
+		return *p, true
 	}
-	p := n.val.Load()
-	if p == nil {
+	s.mu.Lock()
+	p, st := n.val.Load(), n.stamp.Load()
+	s.mu.Unlock()
+	if p == nil || st>>stampShift <= c.now() {
 		return v, false
-	}
-	if st&markBit == 0 {
-		n.stamp.Or(markBit)
 	}
 	return *p, true
 }

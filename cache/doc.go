@@ -9,32 +9,46 @@
 //
 // # Model
 //
-// Keys are spread over a power-of-two number of shards by a seeded
-// hash/maphash hash: about eight shards per processor, fewer for a small
-// Limit. Each shard has one sync.RWMutex, a map from key to node, and a
-// circular LRU list through its nodes ordered by last write. A node is the
-// whole entry: key, value, deadline, access mark, LRU links and the
-// timingwheel.Timer that expires it live in one allocation, and the wheel
-// links the nodes themselves, so there is no second index.
+// Keys are hashed once with a seeded hash/maphash hash, which picks both
+// the shard (from bits the table does not use) and the key's place in the
+// shard's index: about eight shards per processor, fewer for a small
+// Limit. Each shard has one sync.Mutex for writers, an open-addressing
+// index of its nodes (internal/table: a one-byte tag and a pointer per
+// slot, read without any lock), and a circular LRU list through its nodes
+// ordered by last write. A node is the whole entry: key, value, deadline,
+// access mark, LRU links and the timingwheel.Timer that expires it live in
+// one allocation, and the wheel links the nodes themselves.
 //
-//	shard i:  RWMutex | hits misses | map[K]*node | LRU sentinel | limit | loads in flight
-//	                                     |
-//	node:     Timer{next prev when Value=*node} | prev next | sh | stamp | key | value
-//	             \__ linked into a wheel slot        \__ the shard's LRU ring
+//	shard i:  Mutex | table: [tags|*node ×8] groups | LRU sentinel | limit | loads in flight
+//	                                    |
+//	node:     Timer{next prev when Value=*node} | prev next | stamp | val | key | value
+//	             \__ linked into a wheel slot        \__ LRU ring       \__ *V: &value or a box
 //
 //	stamp = deadline<<2 | dead<<1 | mark   (deadline in ns since New)
 //
+// A node keeps its key for life and is never reused for another key: a
+// lock-free reader that finds it by its key can trust the key, and reaches
+// the value through val, an atomic pointer. The first value of a V without
+// pointers is stored inline in the node and val points to it; an
+// overwrite, and every value of a V with pointers, is a separate box that
+// one atomic store of val replaces. Nothing a reader may be copying is ever
+// written again, so a reader racing a write gets the old value or the new
+// one, whole. A removed node's val is nil.
+//
 // One goroutine, the wheel's owner, reclaims expired entries; writers
 // reach it over its buffered channel only to arm a new entry's timer, to
-// arm an earlier deadline, or to cancel the timer of a removed entry, and
-// always after releasing the shard lock. Reads never reach it.
+// arm an earlier deadline, or to cancel the timer of a removed (deleted or
+// evicted) entry, and always after releasing the shard lock. Reads never
+// reach it, and take no lock.
 //
 // # Guarantees
 //
 //   - Never expired. Get, Take, All and Range compare the entry's deadline
-//     with the monotonic clock, read once per hit (or per yielded entry),
-//     and never return an entry whose deadline is at or before that
-//     reading: the staleness bound is zero, not one tick. An entry written
+//     with the monotonic clock, read once per lookup that finds an entry
+//     (or per yielded entry), and never return an entry whose deadline is
+//     at or before that reading: the staleness bound is zero, not one
+//     tick. A reader racing a write of its key returns the value before or
+//     after it, never one past its deadline. An entry written
 //     at t with ttl d has deadline t+d exactly (times the jitter factor if
 //     Options.Jitter is set).
 //   - Never removed early. The expiry engine removes an entry only when,
@@ -49,7 +63,8 @@
 //     (it serves writers between slices of them). Until then Len counts it,
 //     Get does not return it, and a write or eviction that meets it reports
 //     it as Expired. A deleted, evicted or overwritten value is released at
-//     once, even while the wheel still references the dead node.
+//     once, even while the wheel or a reader still references the node (a
+//     V without pointers stays inline in its node, pinning nothing else).
 //   - One key, one atomic unit. Insert, overwrite, delete, eviction and
 //     expiry of a key happen under its shard lock; wheel commands are sent
 //     after the unlock, and races between them are harmless by
@@ -78,8 +93,9 @@
 //
 // A shard's list is ordered by last write (Set, or a load's store): the
 // head is the most recent. Get and a Take hit set the entry's access mark
-// with one atomic OR, only if it is not set, under the shard's read lock,
-// so readers never serialize on a list update. To make room, the shard
+// with one atomic OR, only if it is not set, without any lock, so readers
+// never serialize on a list update and a hot entry's line is written once
+// per write or second chance, not per read. To make room, the shard
 // looks at the tail: an expired entry goes (reason Expired); an entry
 // with its mark set loses the mark and moves to the head (its second
 // chance); the first entry without a mark goes (reason Evicted). Each
@@ -108,25 +124,32 @@
 //
 // # Memory per entry
 //
-// One node (the Timer's 32 bytes, 16 of LRU links, 8 of shard pointer, 8
-// of stamp, plus the key and value, rounded up to a size class) and one
-// map slot (the key and an 8-byte pointer, divided by the map's load,
-// which is between 7/16 and 7/8). For uint64 keys and values the node is
-// exactly the 80-byte size class, and 1M entries hold about 126 bytes
-// each, 110 without the 16 bytes of payload (BenchmarkBytesPerEntry).
-// Under Limit, an insertion that evicts reuses the victim's node, so a
-// full cache allocates nothing per miss-and-fill.
+// One node (the Timer's 32 bytes, 16 of LRU links, 8 of stamp, 8 of value
+// pointer, plus the key and the inline value, rounded up to a size class)
+// and one table slot (9 bytes, divided by the table's load, which is
+// between 7/16 and 7/8, so 10 to 21 bytes per entry). For uint64 keys and
+// values the node is exactly the 80-byte size class, and 1M entries hold
+// about 85 bytes each without the 16 bytes of payload (bench module,
+// BenchmarkCacheBytesPerEntry). A V with pointers adds a box of its own
+// size per entry; an overwrite allocates one box, and an insertion one
+// node (an evicted node is not reused: readers may still hold it). The
+// tables shrink as entries expire or are deleted (to at most 8 slots per
+// entry), so memory follows the population down as well as up.
 //
 // # Costs
 //
-// Get: one maphash of the key, RLock, one map lookup, one monotonic clock
-// read on a hit (about 20-30ns on a virtualized clock source; Get is exact
-// instead of trusting a coarse clock that a stalled goroutine could leave
-// behind), at most one atomic OR, RUnlock, and one atomic add on the
-// shard's counter line. No channel, no allocation.
-// Set of an existing key: Lock, map lookup, list move, Unlock; a channel
-// send only when the new deadline is earlier. Set of a new key: one node
-// (allocated, or recycled from the victim when the shard is full) and one
-// channel send. Touch: Lock, map lookup, one atomic store, Unlock; no
-// channel unless jitter made the deadline earlier. Delete: one Cancel send.
+// Get: one maphash of the key, one table probe (a tag word and the
+// matching nodes), one monotonic clock read when an entry is found (about
+// 20-30ns on a virtualized clock source; Get is exact instead of trusting
+// a coarse clock that a stalled goroutine could leave behind), at most one
+// atomic OR, and one atomic add on the caller's counter stripe (striped by
+// the goroutine's stack address, so concurrent readers rarely share one).
+// No lock, no channel, no allocation.
+// Set of an existing key: Lock, table probe, one value box, list move,
+// Unlock; a channel send only when the new deadline is earlier. Set of a
+// new key: one node and one channel send, plus, into a full shard, the
+// victim's removal and a Cancel send. Touch: Lock, table probe, one atomic
+// store, Unlock; no channel unless jitter made the deadline earlier.
+// Delete: one Cancel send. A table that grows or shrinks is rebuilt under
+// the shard lock in O(slots), while readers go on in the old array.
 package cache

@@ -1,9 +1,12 @@
 package cache
 
 import (
+	"math"
 	"math/rand/v2"
 	"reflect"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -101,6 +104,7 @@ func raceReads[V any](t *testing.T, wrap func(stamped) V, unwrap func(V) stamped
 		})
 	}
 	wg.Wait()
+	c.c.sched.Stop() // hold the structure still: entries go on expiring in real time
 	checkInvariants(t, c, 200, false)
 }
 
@@ -237,4 +241,78 @@ func TestHasPointers(t *testing.T) {
 			}
 		})
 	}
+}
+
+// dated is a value that learns, after the Set that stored it returns, an
+// upper bound of its deadline (MaxInt64 for a Set with the hour-long TTL) (the writer's clock after the Set, plus the
+// ttl; with no jitter the deadline is the Set's own reading plus the ttl).
+type dated struct {
+	key   int
+	bound atomic.Int64 // 0 until known; ns since the cache's origin
+}
+
+// TestReaderNeverReturnsExpiredDuringOverwrite races readers with a writer
+// that keeps replacing hour-long values by ones with a ttl of nanoseconds
+// or microseconds (an earlier deadline) and back. Each reader reads the
+// clock before each Get and fails if the value it got is another key's or
+// has a deadline bound at or before that reading: a short-lived value that
+// has expired must not be returned, however the Get interleaves with the
+// overwrites around it (see cache.lookup for the pairing argument).
+func TestReaderNeverReturnsExpiredDuringOverwrite(t *testing.T) {
+	const keys = 4
+	ops := 200_000
+	if raceEnabled {
+		ops = 20_000
+	}
+	c := newCache(t, Options[int, *dated]{TTL: time.Hour, Resolution: time.Millisecond})
+	in := c.c
+	var stop atomic.Bool
+	writer := make(chan struct{})
+	go func() {
+		defer close(writer)
+		r := rand.New(rand.NewPCG(1, 2))
+		for i := 0; !stop.Load(); i++ {
+			k := r.IntN(keys)
+			if i%2 == 0 {
+				v := &dated{key: k}
+				v.bound.Store(math.MaxInt64)
+				c.Set(k, v)
+				continue
+			}
+			ttl := time.Duration(1 + r.IntN(3000))
+			v := &dated{key: k}
+			c.SetWithExpire(k, v, ttl)
+			v.bound.Store(in.now() + int64(ttl))
+		}
+	}()
+	var wg sync.WaitGroup
+	for g := range 2 {
+		wg.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(g), 3))
+			for range ops {
+				k := r.IntN(keys)
+				before := in.now()
+				v, ok := c.Get(k)
+				if !ok {
+					continue
+				}
+				if v.key != k {
+					t.Errorf("Get(%d) returned key %d's value", k, v.key)
+					return
+				}
+				b := v.bound.Load()
+				for b == 0 { // the writer is between its Set and its Store
+					runtime.Gosched()
+					b = v.bound.Load()
+				}
+				if b <= before {
+					t.Errorf("Get(%d) at >= %v returned a value whose deadline is <= %v", k, time.Duration(before), time.Duration(b))
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	stop.Store(true)
+	<-writer
 }

@@ -73,6 +73,20 @@ func (n *node[K, V]) live() bool { return n.prev != nil }
 // setDeadlineLocked sets the deadline and clears the mark.
 func (n *node[K, V]) setDeadlineLocked(d int64) { n.stamp.Store(d << stampShift) }
 
+// replaceLocked makes box, with deadline d, the live node's value instead
+// of the one with deadline old. The stamp never exceeds the deadline of
+// the value val points to: an earlier deadline is stored before the new
+// value, and a later one after it. A lock-free reader that loads the stamp
+// between two loads of val that agree (see cache.lookup) therefore never
+// pairs a value with a later deadline than its own.
+func (n *node[K, V]) replaceLocked(box *V, old, d int64) {
+	if d < old {
+		n.setDeadlineLocked(d)
+	}
+	n.val.Store(box)
+	n.setDeadlineLocked(d)
+}
+
 // killLocked marks a node that left the cache as dead for good, for arm's
 // lock-free recheck, and drops its value: a dead node that the wheel or a
 // reader still references pins no boxed value.
@@ -241,13 +255,9 @@ func (s *shard[K, V]) setLocked(key K, h uint64, value V, now, deadline int64, p
 			p.event.Reason = Expired
 		}
 		s.count(p.event.Reason)
-		// The value before the deadline: a reader that sees the new
-		// deadline sees the new value (one that sees the old deadline may
-		// see either).
 		box := new(V)
 		*box = value
-		n.val.Store(box)
-		n.setDeadlineLocked(deadline)
+		n.replaceLocked(box, old, deadline)
 		s.moveToFrontLocked(n)
 		if deadline < old {
 			// Earlier than the timer may be armed for: re-arm it. A later
