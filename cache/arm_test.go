@@ -39,7 +39,7 @@ func TestArmRaces(t *testing.T) {
 			race:  func(c *Cache[string, int]) { c.SetWithExpire("k", 2, time.Second) },
 		},
 		{
-			name:  "recycled by an insertion while its Schedule waits",
+			name:  "evicted by an insertion while its Schedule waits",
 			limit: 1,
 			first: func(c *Cache[string, int]) { c.SetWithExpire("a", 1, 10*time.Second) },
 			race:  func(c *Cache[string, int]) { c.SetWithExpire("b", 2, time.Second) },

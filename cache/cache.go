@@ -155,9 +155,10 @@ func (c *cache[K, V]) lifetime(ttl time.Duration) int64 {
 // counter stripe: it marks the entry as recently used (for eviction under
 // Limit) with one atomic write only the first time after each write or
 // second chance. A Get racing with a write of the same key returns the
-// value before or after the write, never a torn value or another key's.
-// It never waits for the expiry engine and never allocates. After Close it
-// returns false.
+// value before or after the write, never a torn value or another key's;
+// only if writes of its key land between its loads three times in a row
+// does it take the shard lock, briefly, to finish. It never waits for the
+// expiry engine and never allocates. After Close it returns false.
 func (c *Cache[K, V]) Get(key K) (V, bool) {
 	return c.c.get(key)
 }
@@ -221,9 +222,12 @@ func (c *cache[K, V]) lookup(key K, h uint64) (v V, ok bool) {
 // into a full cache evicts one entry first.
 //
 // A new key, or a deadline earlier than the one it replaces, queues one
-// command for the expiry engine after the shard lock is released; a later
-// deadline for an existing key is only recorded in the entry. After Close,
-// Set does nothing.
+// command for the expiry engine after the shard lock is released (an
+// eviction queues a second one, cancelling the victim's timer); a later
+// deadline for an existing key is only recorded in the entry. Overwriting
+// an existing key allocates a box for the new value, so that lock-free
+// readers of the old one never see it change. After Close, Set does
+// nothing.
 func (c *Cache[K, V]) Set(key K, value V) {
 	c.c.set(key, value, c.c.ttl)
 }
