@@ -41,7 +41,7 @@ type cache[K comparable, V any] struct {
 	res    time.Duration // wheel interval
 
 	origin  time.Time // deadlines are nanoseconds since origin
-	sched   *timingwheel.Scheduler[*node[K, V]]
+	sched   *timingwheel.Scheduler[*expiry[K, V]]
 	notify  *notifier[K, V] // nil without OnEvict
 	onEvict func(Event[K, V])
 
@@ -223,7 +223,7 @@ func (c *cache[K, V]) lookup(key K, h uint64) (v V, ok bool) {
 //
 // A new key, or a deadline earlier than the one it replaces, queues one
 // command for the expiry engine after the shard lock is released (an
-// eviction queues a second one, cancelling the victim's timer); a later
+// eviction hands the victim's timer over to the new entry); a later
 // deadline for an existing key is only recorded in the entry. Overwriting
 // an existing key allocates a box for the new value, so that lock-free
 // readers of the old one never see it change. After Close, Set does
@@ -295,34 +295,35 @@ func (c *cache[K, V]) finish(p *pending[K, V]) {
 	}
 }
 
-// arm sends the Schedule command that makes the wheel fire n by its
+// arm sends the Schedule command that makes the wheel fire e by its
 // deadline, decided at now under the shard lock.
 //
 // The wheel's Schedule moves a timer later as well as earlier, and the
 // last Schedule applied wins; commands from different goroutines race, so
-// a stale one (decided earlier, for a later deadline, or for a node that
-// has died since) could arrive last and postpone reclamation. Hence
-// the recheck: once its send has returned, the sender reads the stamp. A
-// writer whose store it does not see sent its own command after this one
-// (it stores before it sends), so that command is the later one; a
-// writer whose store it does see gets a follow-up Schedule for its earlier
-// deadline from here, or, if the node died, a Cancel queued behind this
-// Schedule. A later deadline needs no command: the fire callback re-arms
-// for the remainder. Races thus cost a duplicate command, never a timer.
-func (c *cache[K, V]) arm(n *node[K, V], now, deadline int64) {
+// a stale one (decided earlier, for a later deadline, or for the node the
+// expiry timed before a handover) could arrive last and postpone
+// reclamation. Hence the recheck: once its send has returned, the sender
+// reads the expiry's current node and its deadline. A writer whose stores
+// it does not see sent its own command after this one (it stores before it
+// sends), so that command is the later one; a writer whose stores it does
+// see gets a follow-up Schedule for its earlier deadline from here, or, if
+// the expiry was retired, a Cancel queued behind this Schedule. A later
+// deadline needs no command: the fire callback re-arms for the remainder.
+// Races thus cost a duplicate command, never a timer.
+func (c *cache[K, V]) arm(e *expiry[K, V], now, deadline int64) {
 	for {
 		if c.beforeArm != nil {
 			c.beforeArm()
 		}
-		if c.sched.Schedule(&n.timer, time.Duration(max(deadline-now, 1))) != nil {
+		if c.sched.Schedule(&e.timer, time.Duration(max(deadline-now, 1))) != nil {
 			return // closed
 		}
-		st := n.stamp.Load()
-		if st&deadBit != 0 {
-			_ = c.sched.Cancel(&n.timer)
+		n := e.n.Load()
+		if n == nil {
+			_ = c.sched.Cancel(&e.timer)
 			return
 		}
-		if d := st >> stampShift; d < deadline {
+		if d := n.deadline(); d < deadline {
 			deadline, now = d, c.now()
 			continue
 		}
@@ -351,32 +352,41 @@ func (c *cache[K, V]) delete(key K) {
 	}
 }
 
-// fire is the expiry callback, run by the wheel's owner goroutine for a
-// node whose timer fell due. It is authoritative: under the shard lock it
-// removes the node only if it is still in the cache and its deadline (which
-// writers may have pushed later) has passed; otherwise it returns the time
-// left, which re-arms the timer without a trip through the channel.
-func (c *cache[K, V]) fire(t *timingwheel.Timer[*node[K, V]], now time.Time) time.Duration {
-	n := t.Value
+// fire is the expiry callback, run by the wheel's owner goroutine for an
+// expiry whose timer fell due. It is authoritative: under the shard lock it
+// removes the expiry's current node only if its deadline (which writers
+// may have pushed later, or replaced by a handover) has passed; otherwise
+// it returns the time left, which re-arms the timer without a trip through
+// the channel.
+func (c *cache[K, V]) fire(t *timingwheel.Timer[*expiry[K, V]], now time.Time) time.Duration {
+	e := t.Value
 	at := int64(now.Sub(c.origin))
-	h := c.hash(n.key) // the key never changes
-	s := c.shardAt(h)
-	s.mu.Lock()
-	if !n.live() {
+	for {
+		n := e.n.Load()
+		if n == nil {
+			return 0 // retired: deleted, or closed
+		}
+		h := c.hash(n.key) // the key never changes
+		s := c.shardAt(h)
+		s.mu.Lock()
+		if e.n.Load() != n {
+			// Handed over to another node (of the same shard) or retired
+			// meanwhile: look again.
+			s.mu.Unlock()
+			continue
+		}
+		if d := n.deadline(); d > at {
+			s.mu.Unlock()
+			return time.Duration(d - at)
+		}
+		k := n.key
+		v, _ := s.removeLocked(n, h, Expired)
 		s.mu.Unlock()
+		if c.notify != nil {
+			c.notify.push(Event[K, V]{Key: k, Value: v, Reason: Expired})
+		}
 		return 0
 	}
-	if d := n.deadline(); d > at {
-		s.mu.Unlock()
-		return time.Duration(d - at)
-	}
-	k := n.key
-	v := s.removeLocked(n, h, Expired)
-	s.mu.Unlock()
-	if c.notify != nil {
-		c.notify.push(Event[K, V]{Key: k, Value: v, Reason: Expired})
-	}
-	return 0
 }
 
 func (c *cache[K, V]) reportPanic(p timingwheel.Panic) {

@@ -628,7 +628,7 @@ func TestHotPathsDoNotAllocate(t *testing.T) {
 		t.Errorf("Set overwrite: %v allocs, want 1 (the value box)", n)
 	}
 	// Insertion into a full cache: the new node, nothing else (the victim's
-	// timer is cancelled through the wheel's channel, without allocating).
+	// expiry times the new node).
 	full := newCache(t, Options[int, int]{TTL: time.Hour, Limit: 64})
 	k := 0
 	if n := testing.AllocsPerRun(1000, func() { k++; full.Set(k, k) }); n != 1 {

@@ -7,14 +7,15 @@ import (
 
 // checkInvariants verifies the cache's structure: for every shard, the
 // table and the LRU ring hold exactly the same live nodes, the ring's links
-// are consistent, every live node has a value and no dead bit, the table's
+// are consistent, every live node has a value, no dead bit and an expiry
+// that points back at it, the table's
 // size follows its population (no more than eight slots per entry above
 // its floor, so memory comes back after mass expiry), the shard respects
 // its limit, and the limits add up to the cache's. With quiet set (every
 // goroutine that uses the cache is blocked, as after synctest.Wait) it also
-// checks the expiry engine: every live node is scheduled and no dead node
-// is (the wheel holds exactly the live nodes), and no live node is overdue
-// by more than one Resolution.
+// checks the expiry engine: every live node's expiry is scheduled and no
+// retired expiry is (the wheel holds exactly one timer per live node), and
+// no live node is overdue by more than one Resolution.
 func checkInvariants[K comparable, V any](t testing.TB, c *Cache[K, V], limit int, quiet bool) {
 	t.Helper()
 	in := c.c
@@ -52,8 +53,15 @@ func checkInvariants[K comparable, V any](t testing.TB, c *Cache[K, V], limit in
 				// inline ones only for a V without pointers.
 				t.Errorf("shard %d: node %v: value inline, but V has pointers", i, e.key)
 			}
-			if e.timer.Value != e {
-				t.Errorf("shard %d: node %v: timer back pointer %p, want %p", i, e.key, e.timer.Value, e)
+			if x := e.exp; x == nil {
+				t.Errorf("shard %d: live node %v has no expiry", i, e.key)
+			} else {
+				if got := x.n.Load(); got != e {
+					t.Errorf("shard %d: node %v: its expiry times %p, want %p", i, e.key, got, e)
+				}
+				if x.timer.Value != x {
+					t.Errorf("shard %d: node %v: timer back pointer %p, want %p", i, e.key, x.timer.Value, x)
+				}
 			}
 			if got := in.shardAt(h); got != s {
 				t.Errorf("node %v: in shard %d, but hashes elsewhere", e.key, i)

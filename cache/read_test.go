@@ -126,16 +126,29 @@ func TestReadersSeeOldOrNewValueNeverAnothers(t *testing.T) {
 	})
 }
 
-// TestEvictionCancelsVictimTimers: nodes are not recycled, so an evicted
-// node's timer is cancelled; the wheel holds the live entries only, not a
-// dead node per eviction until its deadline.
-func TestEvictionCancelsVictimTimers(t *testing.T) {
+// TestEvictionHandsTimersOver: nodes are not recycled, but an evicted
+// node's timer (its expiry) is handed over to the node that replaces it, so
+// the wheel holds one timer per live entry, not a dead node per eviction
+// until its deadline, and each eviction costs one wheel command.
+func TestEvictionHandsTimersOver(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := newCache(t, Options[int, int]{TTL: time.Hour, Limit: 100})
+		first := map[*expiry[int, int]]bool{}
 		for k := range 10_000 {
 			c.Set(k, k)
+			if k < 100 {
+				h := c.c.hash(k)
+				first[c.c.shardAt(h).tab.Get(k, h).exp] = true
+			}
 		}
 		synctest.Wait()
+		for k := 9900; k < 10_000; k++ {
+			h := c.c.hash(k)
+			if e := c.c.shardAt(h).tab.Get(k, h).exp; !first[e] {
+				t.Errorf("key %d: expiry %p is not one of the first 100 entries' (not handed over)", k, e)
+				break
+			}
+		}
 		if got := c.c.sched.Len(); got != 100 {
 			t.Errorf("wheel holds %d timers after 10000 inserts under Limit 100, want 100", got)
 		}

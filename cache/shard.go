@@ -10,9 +10,10 @@ import (
 	"github.com/ttlkit/ttlkit/timingwheel"
 )
 
-// node is one entry, and (for a pointer-free V) the only per-entry
-// allocation besides its slot in the shard's table: the wheel Timer, the
-// LRU links, the deadline and flags, the key and the value live together.
+// node is one entry: the LRU links, the deadline and flags, the key and
+// the value live together; its timer lives in an expiry, the one other
+// per-entry allocation (see expiry), and its index slot in the shard's
+// table.
 //
 // Identity. A node belongs to one key for its whole life: key is written
 // before the node is published (in the table, with an atomic store) and
@@ -30,17 +31,13 @@ import (
 // publication either; it outlives an overwrite only for V without pointers,
 // where it pins no other memory.
 //
-// Ownership. timer's links and deadline belong to the wheel's owner
-// goroutine; timer.Value (the back pointer), key and value are written once
-// before the node is published and never change. prev and next are guarded
-// by the shard lock. val and the deadline and dead bits of stamp are
+// Ownership. key and value are written once before the node is published
+// and never change. prev, next and exp are guarded by the shard lock. val and the deadline and dead bits of stamp are
 // written with the shard lock held, atomically, because readers and arm
 // load them without it. The mark bit is set by readers without any lock
 // (with an atomic OR, only when it is clear) and cleared by writers under
 // the lock.
 type node[K comparable, V any] struct {
-	timer timingwheel.Timer[*node[K, V]]
-
 	// prev and next link the shard's LRU list; both nil once the node is
 	// dead (it never comes back).
 	prev, next *node[K, V]
@@ -50,8 +47,25 @@ type node[K comparable, V any] struct {
 	stamp atomic.Int64
 
 	val   atomic.Pointer[V] // the current value; nil once dead
+	exp   *expiry[K, V]     // the node's timer; nil once dead
 	key   K
 	value V // the first value, inline (V without pointers only)
+}
+
+// expiry holds the wheel Timer of one node at a time. Nodes are never
+// reused, but their timers are: an insertion that evicts a victim hands the
+// victim's expiry over to the new node and re-arms it with one Schedule,
+// instead of cancelling one timer and arming another (two commands through
+// the wheel's channel). An expiry stays in its shard.
+//
+// Ownership. timer's links and deadline belong to the wheel's owner
+// goroutine; timer.Value (the back pointer) is written once before the
+// first Schedule. n is written with the shard lock held, atomically,
+// because the expiry callback and arm load it without the lock; it is nil
+// once the expiry is retired (its node deleted or expired).
+type expiry[K comparable, V any] struct {
+	timer timingwheel.Timer[*expiry[K, V]]
+	n     atomic.Pointer[node[K, V]]
 }
 
 const (
@@ -126,10 +140,14 @@ func (s *shard[K, V]) init(limit int, inline bool, seed maphash.Seed) {
 }
 
 // newNodeLocked returns an unpublished node for key holding value with
-// the given deadline.
-func (s *shard[K, V]) newNodeLocked(key K, value V, deadline int64) *node[K, V] {
-	n := &node[K, V]{key: key}
-	n.timer.Value = n
+// the given deadline, timed by e (a new expiry if e is nil).
+func (s *shard[K, V]) newNodeLocked(key K, value V, deadline int64, e *expiry[K, V]) *node[K, V] {
+	if e == nil {
+		e = new(expiry[K, V])
+		e.timer.Value = e
+	}
+	n := &node[K, V]{key: key, exp: e}
+	e.n.Store(n)
 	if s.inline {
 		n.value = value
 		n.val.Store(&n.value)
@@ -186,14 +204,19 @@ func (s *shard[K, V]) moveToFrontLocked(n *node[K, V]) {
 }
 
 // removeLocked takes the live node n (whose key hashes to h) out of the
-// shard, kills it, counts it under reason and returns its value.
-func (s *shard[K, V]) removeLocked(n *node[K, V], h uint64, reason Reason) V {
+// shard, kills it, counts it under reason and returns its value and its
+// expiry, which is retired (the caller cancels its timer, or hands it over
+// to another node of this shard).
+func (s *shard[K, V]) removeLocked(n *node[K, V], h uint64, reason Reason) (V, *expiry[K, V]) {
 	s.tab.DeleteEntry(n, h)
 	s.unlinkLocked(n)
 	v := *n.val.Load()
 	n.killLocked()
+	e := n.exp
+	n.exp = nil
+	e.n.Store(nil)
 	s.count(reason)
-	return v
+	return v, e
 }
 
 func (s *shard[K, V]) count(reason Reason) {
@@ -236,10 +259,10 @@ func (s *shard[K, V]) victimLocked(now int64) (*node[K, V], Reason) {
 // pending is the work a locked mutation leaves for after the unlock: at
 // most one timer to arm, one to cancel and one event to deliver.
 type pending[K comparable, V any] struct {
-	arm     *node[K, V] // arm it to fire by armAt
-	armAt   int64       // deadline, nanoseconds since origin
-	armFrom int64       // the time armAt was decided at
-	cancel  *node[K, V]
+	arm     *expiry[K, V] // arm it to fire by armAt
+	armAt   int64         // deadline, nanoseconds since origin
+	armFrom int64         // the time armAt was decided at
+	cancel  *expiry[K, V]
 	event   Event[K, V]
 }
 
@@ -263,22 +286,22 @@ func (s *shard[K, V]) setLocked(key K, h uint64, value V, now, deadline int64, p
 			// Earlier than the timer may be armed for: re-arm it. A later
 			// deadline is left to the expiry callback, which re-arms the
 			// timer for the remainder when it fires early.
-			p.arm, p.armAt, p.armFrom = n, deadline, now
+			p.arm, p.armAt, p.armFrom = n.exp, deadline, now
 		}
 		return
 	}
+	var e *expiry[K, V]
 	if s.limit > 0 && s.tab.Len() >= s.limit {
-		// The victim dies and its timer is cancelled after the unlock, so
-		// that the wheel does not hold dead nodes until their deadlines.
+		// The victim dies; its expiry times the new node (one Schedule
+		// re-arms it), so the wheel holds no dead node and needs no Cancel.
 		v, reason := s.victimLocked(now)
 		p.event = Event[K, V]{Key: v.key, Reason: reason}
-		p.event.Value = s.removeLocked(v, s.tab.Hash(v.key), reason)
-		p.cancel = v
+		p.event.Value, e = s.removeLocked(v, s.tab.Hash(v.key), reason)
 	}
-	n := s.newNodeLocked(key, value, deadline)
+	n := s.newNodeLocked(key, value, deadline, e)
 	s.tab.Put(n, h)
 	s.pushFrontLocked(n)
-	p.arm, p.armAt, p.armFrom = n, deadline, now
+	p.arm, p.armAt, p.armFrom = n.exp, deadline, now
 }
 
 // touchLocked gives key's live entry the new deadline (> now) without
@@ -296,7 +319,7 @@ func (s *shard[K, V]) touchLocked(key K, h uint64, now, deadline int64, p *pendi
 	}
 	n.stamp.Store(deadline<<stampShift | markBit) // touched: recently used
 	if deadline < old {
-		p.arm, p.armAt, p.armFrom = n, deadline, now // see setLocked
+		p.arm, p.armAt, p.armFrom = n.exp, deadline, now // see setLocked
 	}
 	return true
 }
@@ -314,8 +337,7 @@ func (s *shard[K, V]) deleteLocked(key K, h uint64, now int64, p *pending[K, V])
 		reason = Expired
 	}
 	p.event = Event[K, V]{Key: key, Reason: reason}
-	p.event.Value = s.removeLocked(n, h, reason)
-	p.cancel = n
+	p.event.Value, p.cancel = s.removeLocked(n, h, reason)
 	return true
 }
 
