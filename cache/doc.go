@@ -15,14 +15,18 @@
 // Limit. Each shard has one sync.Mutex for writers, an open-addressing
 // index of its nodes (internal/table: a one-byte tag and a pointer per
 // slot, read without any lock), and a circular LRU list through its nodes
-// ordered by last write. A node is the whole entry: key, value, deadline,
-// access mark, LRU links and the timingwheel.Timer that expires it live in
-// one allocation, and the wheel links the nodes themselves.
+// ordered by last write. A node is the entry: key, value, deadline, access
+// mark and LRU links live in one allocation; the timingwheel.Timer that
+// expires it lives in a small expiry object that the wheel links directly
+// (no second index), and that outlives its node when an eviction hands it
+// over to the node that replaces the victim.
 //
 //	shard i:  Mutex | table: [tags|*node ×8] groups | LRU sentinel | limit | loads in flight
 //	                                    |
-//	node:     Timer{next prev when Value=*node} | prev next | stamp | val | key | value
-//	             \__ linked into a wheel slot        \__ LRU ring       \__ *V: &value or a box
+//	node:     prev next | stamp | val | exp | key | value
+//	           \__ LRU    \__ *V: &value or a box
+//	expiry:   Timer{next prev when Value=*expiry} | n (*node, nil once retired)
+//	           \__ linked into a wheel slot
 //
 //	stamp = deadline<<2 | dead<<1 | mark   (deadline in ns since New)
 //
@@ -36,10 +40,10 @@
 // one, whole. A removed node's val is nil.
 //
 // One goroutine, the wheel's owner, reclaims expired entries; writers
-// reach it over its buffered channel only to arm a new entry's timer, to
-// arm an earlier deadline, or to cancel the timer of a removed (deleted or
-// evicted) entry, and always after releasing the shard lock. Reads never
-// reach it, and take no lock.
+// reach it over its buffered channel only to arm a new entry's timer (or
+// re-arm an evicted entry's timer for its replacement), to arm an earlier
+// deadline, or to cancel the timer of a deleted entry, and always after
+// releasing the shard lock. Reads never reach it, and take no lock.
 //
 // # Guarantees
 //
@@ -68,18 +72,19 @@
 //   - One key, one atomic unit. Insert, overwrite, delete, eviction and
 //     expiry of a key happen under its shard lock; wheel commands are sent
 //     after the unlock, and races between them are harmless by
-//     construction. The expiry callback is authoritative: it removes a
-//     node only if the node is live and its current deadline has passed,
-//     and otherwise re-arms it for the remainder. The writer that sends a
-//     Schedule rechecks the node's stamp once the send has returned and
-//     follows up with a Schedule for an earlier deadline recorded
-//     meanwhile, or a Cancel if the node died meanwhile, so the last
-//     command the wheel applies for a node is never a stale one (the
-//     wheel's Schedule also moves timers later). A live node therefore
-//     always has its timer armed by its deadline or a command on its way,
-//     and a dead node never stays armed. go-zero's lost timer, where Del
-//     cancels after unlocking and a racing Set keeps an entry that never
-//     expires, cannot happen (TestRacingWritesAllExpire, TestArmRaces).
+//     construction. The expiry callback is authoritative: it removes the
+//     node its expiry currently times only if that node's deadline has
+//     passed, and otherwise re-arms the timer for the remainder. The
+//     writer that sends a Schedule rechecks the expiry's current node and
+//     deadline once the send has returned and follows up with a Schedule
+//     for an earlier deadline recorded meanwhile, or a Cancel if the
+//     expiry was retired meanwhile, so the last command the wheel applies
+//     for a timer is never a stale one (the wheel's Schedule also moves
+//     timers later). A live node therefore always has its timer armed by
+//     its deadline or a command on its way, and a retired timer never
+//     stays armed. go-zero's lost timer, where Del cancels after unlocking
+//     and a racing Set keeps an entry that never expires, cannot happen
+//     (TestRacingWritesAllExpire, TestArmRaces).
 //   - Bounded. With a Limit, the total never exceeds Limit: the limit is
 //     split exactly across the shards (the first Limit mod n shards hold one
 //     more), and inserting a key into a full shard first evicts one entry of
@@ -124,17 +129,19 @@
 //
 // # Memory per entry
 //
-// One node (the Timer's 32 bytes, 16 of LRU links, 8 of stamp, 8 of value
-// pointer, plus the key and the inline value, rounded up to a size class)
-// and one table slot (9 bytes, divided by the table's load, which is
-// between 7/16 and 7/8, so 10 to 21 bytes per entry). For uint64 keys and
-// values the node is exactly the 80-byte size class, and 1M entries hold
-// about 85 bytes each without the 16 bytes of payload (bench module,
+// One node (16 bytes of LRU links, 8 of stamp, 8 of value pointer, 8 of
+// expiry pointer, plus the key and the inline value, rounded up to a size
+// class), one expiry (the Timer's 32 bytes and a node pointer: the 48-byte
+// class) and one table slot (9 bytes, divided by the table's load, which
+// is between 7/16 and 7/8, so 10 to 21 bytes per entry). For uint64 keys
+// and values the node is the 64-byte class, and 1M entries hold about 118
+// bytes each without the 16 bytes of payload (bench module,
 // BenchmarkCacheBytesPerEntry). A V with pointers adds a box of its own
-// size per entry; an overwrite allocates one box, and an insertion one
-// node (an evicted node is not reused: readers may still hold it). The
-// tables shrink as entries expire or are deleted (to at most 8 slots per
-// entry), so memory follows the population down as well as up.
+// size per entry. An overwrite allocates one box; an insertion allocates
+// one node, plus an expiry unless it evicts (an evicted node is not reused,
+// since readers may still hold it, but its expiry is). The tables shrink
+// as entries expire or are deleted (to at most 8 slots per entry), so
+// memory follows the population down as well as up.
 //
 // # Costs
 //
@@ -147,8 +154,9 @@
 // No lock, no channel, no allocation.
 // Set of an existing key: Lock, table probe, one value box, list move,
 // Unlock; a channel send only when the new deadline is earlier. Set of a
-// new key: one node and one channel send, plus, into a full shard, the
-// victim's removal and a Cancel send. Touch: Lock, table probe, one atomic
+// new key: one node (and expiry) and one channel send; into a full shard,
+// the victim's removal, and its expiry re-armed for the new node by that
+// same send. Touch: Lock, table probe, one atomic
 // store, Unlock; no channel unless jitter made the deadline earlier.
 // Delete: one Cancel send. A table that grows or shrinks is rebuilt under
 // the shard lock in O(slots), while readers go on in the old array.
