@@ -1,6 +1,12 @@
 package timingwheel
 
-import "time"
+import (
+	"hash/maphash"
+	"sync"
+	"time"
+
+	"github.com/ttlkit/ttlkit/internal/table"
+)
 
 // Scheduler is the handle-level layer under [TimingWheel]: it schedules
 // Timers that the caller owns, typically embedded in the caller's own
@@ -8,11 +14,26 @@ import "time"
 // nothing. The cache and idletimeout packages are built on it.
 //
 // All methods are safe for concurrent use. Schedule and Cancel queue a
-// command for the owner goroutine and return without waiting; commands from
-// one goroutine take effect in order.
+// command for the owner goroutine and return without ever waiting for it;
+// the commands for one Timer take effect in the order they were made, and
+// the owner picks them up in batches.
 type Scheduler[T any] struct {
 	d      *driver[T]
 	onFire func(t *Timer[T], now time.Time) time.Duration
+	seed   maphash.Seed
+	shards []schedShard[T]
+
+	spare []cmd[T] // owner only: the list taken from a shard last time
+}
+
+// schedShard queues Schedule and Cancel commands for the owner. A Timer's
+// commands always go to the same shard (picked by its address), so they
+// take effect in order; the owner takes a shard's whole list at once.
+type schedShard[T any] struct {
+	mu        sync.Mutex
+	pending   []cmd[T]
+	signalled bool // the shard's index is in the driver's ready channel
+	_         [64]byte
 }
 
 // NewScheduler returns a started Scheduler that advances every interval over
@@ -22,9 +43,8 @@ type Scheduler[T any] struct {
 // already unscheduled and now the time the wheel is processing (never
 // before the Timer's deadline). It must be quick, must not block on
 // anything that may wait for the Scheduler, and must not call the
-// Scheduler's methods: they are served by the goroutine running fire, so
-// Len and Stop would wait for themselves, and Schedule and Cancel block
-// forever once the command buffer is full (at once under WithBuffer(0)).
+// Scheduler's Len or Stop, which would wait for the goroutine running fire.
+// Schedule and Cancel never wait and may be called from fire.
 // To re-arm the Timer, return d > 0: it is re-armed to fire d after now,
 // without a trip through the channel, which is also the way to recheck a
 // deadline that was pushed later while the Timer waited; any d shorter than
@@ -45,7 +65,13 @@ func NewScheduler[T any](interval time.Duration, numSlots int, fire func(t *Time
 	if err != nil {
 		return nil, err
 	}
-	s := &Scheduler[T]{d: newDriver[T](interval, numSlots, cfg), onFire: fire}
+	s := &Scheduler[T]{
+		d:      newDriver[T](interval, numSlots, cfg),
+		onFire: fire,
+		seed:   maphash.MakeSeed(),
+		shards: make([]schedShard[T], shardCount()),
+	}
+	s.d.ready = make(chan int, len(s.shards))
 	go s.d.run(s)
 	return s, nil
 }
@@ -61,7 +87,7 @@ func (s *Scheduler[T]) Schedule(t *Timer[T], delay time.Duration) error {
 	if t == nil {
 		return argError("nil timer")
 	}
-	return s.d.send(cmd[T]{op: opSchedule, timer: t, delay: delay})
+	return s.queue(cmd[T]{op: opSchedule, timer: t, delay: delay})
 }
 
 // Cancel unschedules t if it is scheduled; a Timer that already fired, or
@@ -71,7 +97,49 @@ func (s *Scheduler[T]) Cancel(t *Timer[T]) error {
 	if t == nil {
 		return argError("nil timer")
 	}
-	return s.d.send(cmd[T]{op: opCancel, timer: t})
+	return s.queue(cmd[T]{op: opCancel, timer: t})
+}
+
+// queue appends c to its Timer's shard and, if the shard was quiet, tells
+// the owner. It never waits: the ready channel has room for every shard.
+func (s *Scheduler[T]) queue(c cmd[T]) error {
+	if s.d.stopped.Load() {
+		return ErrClosed
+	}
+	i := table.Shard(maphash.Comparable(s.seed, c.timer), len(s.shards))
+	sh := &s.shards[i]
+	sh.mu.Lock()
+	sh.pending = append(sh.pending, c)
+	notify := !sh.signalled
+	sh.signalled = true
+	sh.mu.Unlock()
+	if notify {
+		s.d.ready <- i
+	}
+	return nil
+}
+
+// take applies shard i's queued commands; from the ready channel, it also
+// lets the shard signal again. Owner only.
+func (s *Scheduler[T]) take(i int) { s.takeShard(i, true) }
+
+func (s *Scheduler[T]) takeShard(i int, fromReady bool) {
+	sh := &s.shards[i]
+	sh.mu.Lock()
+	batch := sh.pending
+	sh.pending = s.spare[:0]
+	if fromReady {
+		sh.signalled = false
+	}
+	sh.mu.Unlock()
+	for j := range batch {
+		s.apply(&batch[j])
+		batch[j] = cmd[T]{}
+	}
+	if cap(batch) > 4096 {
+		batch = nil // give back what a burst grew
+	}
+	s.spare = batch[:0]
 }
 
 // Len returns the number of scheduled Timers, counting every command queued
@@ -98,6 +166,11 @@ func (s *Scheduler[T]) apply(c *cmd[T]) {
 	case opCancel:
 		s.d.w.cancel(c.timer)
 	case opLen:
+		// Count what was queued before the call, too. The shards keep
+		// their signals: their indices may still be in the ready channel.
+		for i := range s.shards {
+			s.takeShard(i, false)
+		}
 		c.res.n = s.d.w.count
 		close(c.res.done)
 	}
@@ -117,5 +190,3 @@ func (s *Scheduler[T]) fire(t *Timer[T]) (rearm int64) {
 }
 
 func (s *Scheduler[T]) flush() {}
-
-func (s *Scheduler[T]) take(int) {}
