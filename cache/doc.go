@@ -40,7 +40,7 @@
 // one, whole. A removed node's val is nil.
 //
 // One goroutine, the wheel's owner, reclaims expired entries; writers
-// reach it over its buffered channel only to arm a new entry's timer (or
+// queue work for it (batched per wheel shard, never waiting) only to arm a new entry's timer (or
 // re-arm an evicted entry's timer for its replacement), to arm an earlier
 // deadline, or to cancel the timer of a deleted entry, and always after
 // releasing the shard lock. Reads never reach it, and take no lock.
