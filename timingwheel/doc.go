@@ -20,8 +20,9 @@
 // deadline is only recorded in the timer (MoveTimer does that without a
 // lock), and the owner rechecks it when the old one comes. A new timer, an
 // earlier deadline or a removal changes the wheel itself: the shard queues
-// it and the owner picks up the shard's whole queue at once. Scheduler
-// calls and Drain go to the owner over a buffered channel.
+// it and the owner picks up the shard's whole queue at once. Scheduler's
+// Schedule and Cancel are queued the same way (by Timer); its Len and the
+// keyed wheel's Drain go to the owner over a buffered channel and wait.
 //
 // # Guarantees
 //

@@ -223,23 +223,31 @@ func (d *driver[T]) run(l layer[T]) {
 	}
 	for {
 		d.loops.Add(1)
-		if busy {
-			// Serve whatever is queued, then go on with the backlog.
-			select {
-			case <-d.stop:
-				return
-			case c := <-d.cmds:
-				batch = append(batch, c)
-			case i := <-d.ready:
-				shards = append(shards, i)
-			default:
+		// Serve whatever is queued first. While a backlog is pending
+		// (busy), go on with it after that. Otherwise wait: commands already
+		// queued are taken before a tick is looked for, because under
+		// WithTicker they were made before the tick was received and count
+		// from before it; a command that arrives after the tick is applied
+		// after it (below), so it counts from the tick and is never early.
+		select {
+		case <-d.stop:
+			return
+		case c := <-d.cmds:
+			batch = append(batch, c)
+		case i := <-d.ready:
+			shards = append(shards, i)
+		default:
+			if busy {
+				break
 			}
-		} else {
-			// Commands already queued are taken before a tick is looked
-			// for: under WithTicker they were made before the tick was
-			// received and count from before it. A command that arrives
-			// after the tick is applied after it (below), so it counts
-			// from the tick and is never early.
+			if sleep != nil {
+				if next := d.w.nextVisit(); next < armed {
+					// Measured from the clock, not from nowNs: callbacks
+					// (WithInline, Scheduler) may have run since it was read.
+					armed = next
+					sleep.Reset(time.Until(d.origin.Add(time.Duration(next * d.interval))))
+				}
+			}
 			select {
 			case <-d.stop:
 				return
@@ -247,31 +255,14 @@ func (d *driver[T]) run(l layer[T]) {
 				batch = append(batch, c)
 			case i := <-d.ready:
 				shards = append(shards, i)
-			default:
-				if sleep != nil {
-					if next := d.w.nextVisit(); next < armed {
-						// Measured from the clock, not from nowNs: callbacks
-						// (WithInline, Scheduler) may have run since it was read.
-						armed = next
-						sleep.Reset(time.Until(d.origin.Add(time.Duration(next * d.interval))))
-					}
+			case <-wake:
+				armed = never
+			case _, ok := <-ticks:
+				if !ok {
+					ticks = nil // a closed ticker freezes the wheel
+					break
 				}
-				select {
-				case <-d.stop:
-					return
-				case c := <-d.cmds:
-					batch = append(batch, c)
-				case i := <-d.ready:
-					shards = append(shards, i)
-				case <-wake:
-					armed = never
-				case _, ok := <-ticks:
-					if !ok {
-						ticks = nil // a closed ticker freezes the wheel
-						break
-					}
-					d.ticks++
-				}
+				d.ticks++
 			}
 		}
 		// Take what else is queued, in batches, until the queue is empty or

@@ -79,11 +79,9 @@ type keyShard[K comparable, V any] struct {
 	mu  sync.Mutex
 	tab table.Table[K, node[K, V]]
 	// pending holds timers whose place in the wheel the owner must
-	// change: new ones, earlier deadlines, removals. signalled is set
-	// while the shard's index sits in the driver's ready channel.
-	pending   []*node[K, V]
-	signalled bool
-	_         [64]byte // keep neighbouring shards' locks off one cache line
+	// change: new ones, earlier deadlines, removals.
+	pending handoff[*node[K, V]]
+	_       [64]byte // keep neighbouring shards' locks off one cache line
 }
 
 // keyed is the state behind a TimingWheel. The owner goroutine and the
@@ -281,19 +279,16 @@ func (k *keyed[K, V]) moveLater(key K, h uint64, sh *keyShard[K, V], want int64)
 	}
 }
 
-// enqueueLocked adds n to the shard's pending list and reports whether the
-// caller must signal the owner (after unlocking): the send never blocks,
-// since each shard sits in the ready channel at most once.
+// enqueueLocked adds n to the shard's pending list unless it is there
+// already, and reports whether the caller must signal the owner (after
+// unlocking). A queued timer's shard has signalled already: the owner
+// clears queued when it takes the list.
 func (sh *keyShard[K, V]) enqueueLocked(n *node[K, V]) (notify bool) {
-	if !n.Value.queued {
-		n.Value.queued = true
-		sh.pending = append(sh.pending, n)
-	}
-	if sh.signalled {
+	if n.Value.queued {
 		return false
 	}
-	sh.signalled = true
-	return true
+	n.Value.queued = true
+	return sh.pending.addLocked(n)
 }
 
 // Drain removes every pending timer and then calls fn(key, value) for each,
@@ -411,16 +406,13 @@ func (k *keyed[K, V]) resolve(n *node[K, V]) int64 {
 func (k *keyed[K, V]) take(i int) {
 	sh := &k.shards[i]
 	sh.mu.Lock()
-	batch := sh.pending
-	sh.pending = k.spare[:0]
-	sh.signalled = false
+	batch := sh.pending.takeLocked(k.spare, true)
 	for _, n := range batch {
 		n.Value.queued = false
 	}
 	sh.mu.Unlock()
 	w := k.d.w
-	for j, n := range batch {
-		batch[j] = nil
+	for _, n := range batch {
 		switch want := k.resolve(n); {
 		case want == dead:
 			w.cancel(n)
@@ -428,10 +420,7 @@ func (k *keyed[K, V]) take(i int) {
 			w.schedule(n, want)
 		}
 	}
-	if cap(batch) > 4096 {
-		batch = nil // give back what a burst grew
-	}
-	k.spare = batch[:0]
+	k.spare = recycle(batch)
 }
 
 // apply runs on the owner goroutine; the keyed layer only sends opRun.

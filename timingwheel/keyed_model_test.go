@@ -26,7 +26,7 @@ func checkKeyed[K comparable, V any](t *testing.T, tw *TimingWheel[K, V]) {
 		for i := range k.shards {
 			sh := &k.shards[i]
 			sh.mu.Lock()
-			quiet := len(sh.pending) == 0 && !sh.signalled
+			quiet := len(sh.pending.items) == 0 && !sh.pending.signalled
 			sh.tab.All(func(n *node[K, V]) bool {
 				indexed[n] = true
 				want := n.Value.want.Load()

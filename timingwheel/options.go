@@ -102,9 +102,10 @@ func WithConcurrency(n int) Option { return func(c *config) { c.concurrency = n 
 func WithInline() Option { return func(c *config) { c.inline = true } }
 
 // WithBuffer sets how many commands may be queued for the owner goroutine
-// before their callers wait: Scheduler.Schedule, Cancel and Len, and the
-// keyed wheel's Drain. The keyed wheel's SetTimer, MoveTimer, RemoveTimer,
-// Len and Has never queue a command and never wait. The default is 1024; 0
+// before their callers wait: Scheduler.Len and the keyed wheel's Drain.
+// Every other method (SetTimer, MoveTimer, RemoveTimer, Len and Has of the
+// keyed wheel; Schedule and Cancel of a Scheduler) hands its work over in
+// per-shard batches and never waits. The default is 1024; 0
 // makes every command a rendezvous with the owner.
 func WithBuffer(n int) Option { return func(c *config) { c.buffer = n } }
 

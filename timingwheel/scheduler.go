@@ -30,10 +30,9 @@ type Scheduler[T any] struct {
 // commands always go to the same shard (picked by its address), so they
 // take effect in order; the owner takes a shard's whole list at once.
 type schedShard[T any] struct {
-	mu        sync.Mutex
-	pending   []cmd[T]
-	signalled bool // the shard's index is in the driver's ready channel
-	_         [64]byte
+	mu      sync.Mutex
+	pending handoff[cmd[T]]
+	_       [64]byte
 }
 
 // NewScheduler returns a started Scheduler that advances every interval over
@@ -79,7 +78,8 @@ func NewScheduler[T any](interval time.Duration, numSlots int, fire func(t *Time
 // Schedule arms t to fire after delay, whether or not it is already
 // scheduled: an earlier deadline relinks it, a later one only rewrites its
 // deadline. It returns an error wrapping ErrArgument for a nil t or
-// delay <= 0, and ErrClosed after Stop. O(1), no allocation.
+// delay <= 0, and ErrClosed after Stop. O(1); no allocation once the
+// shard's queue has grown to its working size.
 func (s *Scheduler[T]) Schedule(t *Timer[T], delay time.Duration) error {
 	if err := validDelay(delay); err != nil {
 		return err
@@ -92,7 +92,8 @@ func (s *Scheduler[T]) Schedule(t *Timer[T], delay time.Duration) error {
 
 // Cancel unschedules t if it is scheduled; a Timer that already fired, or
 // was never scheduled, is left alone. It returns ErrArgument for a nil t and
-// ErrClosed after Stop. O(1), no allocation.
+// ErrClosed after Stop. O(1); no allocation once the
+// shard's queue has grown to its working size.
 func (s *Scheduler[T]) Cancel(t *Timer[T]) error {
 	if t == nil {
 		return argError("nil timer")
@@ -109,9 +110,7 @@ func (s *Scheduler[T]) queue(c cmd[T]) error {
 	i := table.Shard(maphash.Comparable(s.seed, c.timer), len(s.shards))
 	sh := &s.shards[i]
 	sh.mu.Lock()
-	sh.pending = append(sh.pending, c)
-	notify := !sh.signalled
-	sh.signalled = true
+	notify := sh.pending.addLocked(c)
 	sh.mu.Unlock()
 	if notify {
 		s.d.ready <- i
@@ -126,20 +125,12 @@ func (s *Scheduler[T]) take(i int) { s.takeShard(i, true) }
 func (s *Scheduler[T]) takeShard(i int, fromReady bool) {
 	sh := &s.shards[i]
 	sh.mu.Lock()
-	batch := sh.pending
-	sh.pending = s.spare[:0]
-	if fromReady {
-		sh.signalled = false
-	}
+	batch := sh.pending.takeLocked(s.spare, fromReady)
 	sh.mu.Unlock()
 	for j := range batch {
 		s.apply(&batch[j])
-		batch[j] = cmd[T]{}
 	}
-	if cap(batch) > 4096 {
-		batch = nil // give back what a burst grew
-	}
-	s.spare = batch[:0]
+	s.spare = recycle(batch)
 }
 
 // Len returns the number of scheduled Timers, counting every command queued

@@ -110,10 +110,6 @@ func newArray[E any](groups int) *array[E] {
 // this table's Hash.
 func (t *Table[K, E]) Hash(key K) uint64 { return maphash.Comparable(t.seed, key) }
 
-// Seed returns the seed Hash uses, for callers that shard by the same hash
-// across several tables (see [Table.InitSeed]).
-func (t *Table[K, E]) Seed() maphash.Seed { return t.seed }
-
 // InitSeed is Init with a given seed, so that tables of one sharded index
 // agree on every key's hash.
 func (t *Table[K, E]) InitSeed(keyOf func(*E) K, hint int, seed maphash.Seed) {
