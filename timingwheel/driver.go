@@ -25,7 +25,7 @@ const (
 type cmd[T any] struct {
 	op    op
 	timer *Timer[T]
-	delay time.Duration
+	when  int64 // opSchedule: the deadline, from callerDeadline
 	fn    func()
 	res   *result[T]
 }
@@ -47,8 +47,11 @@ type layer[T any] interface {
 	// flush runs after each slice of advance work.
 	flush()
 	// take handles a shard index received from the driver's ready
-	// channel (the keyed layer's batches of changes).
+	// channel: that shard's batch of changes.
 	take(shard int)
+	// takeAll handles every shard's batch, signalled or not, and reports
+	// whether there was any work.
+	takeAll() bool
 }
 
 // driver is the owner goroutine and the channel that reaches it. It reads
@@ -70,6 +73,20 @@ type driver[T any] struct {
 	once    sync.Once
 	stopped atomic.Bool
 
+	// pickup and eager tell callers when their batched work needs a
+	// signal (see urgent and removed). The owner stores them before its
+	// last look at the batches ahead of a sleep; a caller reads them after
+	// adding its work with its shard locked. So either that look finds the
+	// work, or the caller reads what the owner stored for the sleep.
+	pickup atomic.Int64 // the tick the owner will wake at unprompted
+	eager  atomic.Bool  // the owner sleeps longer than lazyWait; see removed
+	// nudge tells a sleeping owner that a removal waits: it then sleeps no
+	// longer than lazyWait. Capacity 1; senders never wait.
+	nudge chan struct{}
+	// lazyTicks is how many ticks a removal may wait for the owner's next
+	// wake-up: lazyWait, rounded down, at least 1.
+	lazyTicks int64
+
 	// loops counts the owner's loop iterations (wake-ups); tests read it to
 	// check that an idle wheel sleeps.
 	loops atomic.Uint64
@@ -79,16 +96,53 @@ type driver[T any] struct {
 	ticks int64 // ticks received in ticker mode
 }
 
+// lazyWait bounds how long a removal (RemoveTimer, Scheduler.Cancel) may
+// sit in its shard's batch without a signal: about that long, a removed
+// timer stays linked and a removed key stays referenced.
+const lazyWait = time.Second
+
 func newDriver[T any](interval time.Duration, numSlots int, cfg config) *driver[T] {
 	return &driver[T]{
-		w:        newWheel[T](numSlots),
-		cfg:      cfg,
-		interval: int64(interval),
-		origin:   time.Now(),
-		cmds:     make(chan cmd[T], cfg.buffer),
-		stop:     make(chan struct{}),
-		done:     make(chan struct{}),
+		w:         newWheel[T](numSlots),
+		cfg:       cfg,
+		interval:  int64(interval),
+		origin:    time.Now(),
+		cmds:      make(chan cmd[T], cfg.buffer),
+		stop:      make(chan struct{}),
+		done:      make(chan struct{}),
+		nudge:     make(chan struct{}, 1),
+		lazyTicks: max(int64(lazyWait/interval), 1),
 	}
+}
+
+// removed is called by a caller that has queued a removal (RemoveTimer,
+// Scheduler.Cancel), which is never urgent: it only has to reach the owner
+// within about lazyWait. If the owner sleeps for longer, the first removal
+// of that sleep nudges it (one send, never waiting) to wake by then.
+func (d *driver[T]) removed() {
+	if d.eager.Load() && d.eager.CompareAndSwap(true, false) {
+		select {
+		case d.nudge <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// urgent reports whether a timer newly due at tick want (from
+// callerDeadline) needs the owner before its next unprompted wake-up.
+// Relative deadlines (WithTicker) always do: they count from the tick the
+// owner is at when it takes them.
+func (d *driver[T]) urgent(want int64) bool {
+	return want <= relativeTop || want < d.pickup.Load()
+}
+
+// resolve turns a deadline from callerDeadline into an absolute tick. Owner
+// only.
+func (d *driver[T]) resolve(want int64) int64 {
+	if want > relativeTop {
+		return want
+	}
+	return d.after(time.Duration(relativeTop - want))
 }
 
 func validateWheel(interval time.Duration, numSlots int) error {
@@ -214,6 +268,7 @@ func (d *driver[T]) run(l layer[T]) {
 		// shard signals again only after take.
 		shards = make([]int, 0, cap(d.ready))
 		busy   bool // advance has more work for ticks already passed
+		nudged bool // a removal is waiting (see removed)
 		ticks  = d.cfg.ticks
 	)
 	if ticks == nil {
@@ -236,12 +291,44 @@ func (d *driver[T]) run(l layer[T]) {
 			batch = append(batch, c)
 		case i := <-d.ready:
 			shards = append(shards, i)
+		case <-d.nudge:
+			nudged = true
 		default:
 			if busy {
 				break
 			}
+			// Publish when the owner will wake unprompted, then look at
+			// every batch once more: work added before this look is found
+			// by it, and work added after it is signalled if it cannot wait
+			// for that wake-up (see urgent). Work found may be due sooner;
+			// then publish again. Callers that keep adding work do not keep
+			// the owner awake: only work due before the published wake-up
+			// does, and that is signalled anyway.
+			//
+			// A sleep longer than lazyWait makes the first removal nudge
+			// the owner; the sleep after a nudge is cut to lazyWait, so
+			// that a steady stream of removals wakes the owner about once
+			// per lazyWait rather than once per removal.
+			nowTick := d.nowNs / d.interval
+			next := d.w.nextVisit()
+			if nudged {
+				next = min(next, nowTick+d.lazyTicks)
+				nudged = false
+			}
+			for {
+				d.pickup.Store(next)
+				d.eager.Store(next-nowTick > d.lazyTicks)
+				if !l.takeAll() {
+					break
+				}
+				if n := d.w.nextVisit(); n < next {
+					next = n
+					continue
+				}
+				break
+			}
 			if sleep != nil {
-				if next := d.w.nextVisit(); next < armed {
+				if next < armed {
 					// Measured from the clock, not from nowNs: callbacks
 					// (WithInline, Scheduler) may have run since it was read.
 					armed = next
@@ -255,6 +342,8 @@ func (d *driver[T]) run(l layer[T]) {
 				batch = append(batch, c)
 			case i := <-d.ready:
 				shards = append(shards, i)
+			case <-d.nudge:
+				nudged = true
 			case <-wake:
 				armed = never
 			case _, ok := <-ticks:
@@ -287,6 +376,7 @@ func (d *driver[T]) run(l layer[T]) {
 				l.take(i)
 			}
 			shards = shards[:0]
+			l.takeAll()
 			for i := range batch {
 				l.apply(&batch[i])
 				batch[i] = cmd[T]{} // release what the command referenced

@@ -2,20 +2,38 @@ package timingwheel
 
 // handoff is one shard's list of work for the owner goroutine, used by the
 // keyed layer (timers to place) and the Scheduler (commands to apply). It
-// is guarded by its shard's lock. A caller that adds to a quiet list sends
-// the shard's index on the driver's ready channel after unlocking; the
-// owner then takes the whole list at once. signalled stays set from that
-// send until the owner takes the list for it, so each shard is in the
-// ready channel at most once and the send never blocks.
+// is guarded by its shard's lock.
+//
+// The owner takes every shard's list each time it wakes and once more
+// before it goes to sleep, so most work needs no signal: a timer due no
+// earlier than the owner's next wake-up (driver.pickup) is placed in time
+// anyway. A caller signals only for urgent work (due before that wake-up,
+// or a removal while the owner sleeps long; see driver.urgent) or when the
+// list has grown to lazyBatch items, which bounds both the memory a list
+// holds and how long a removed timer stays linked. Signalling sends the
+// shard's index on the driver's ready channel after unlocking. signalled
+// stays set from that send until the owner takes the list for it, so each
+// shard is in the ready channel at most once and the send never blocks.
 type handoff[E any] struct {
 	items     []E
 	signalled bool
 }
 
+// lazyBatch is the list length at which work that is not urgent is
+// signalled all the same.
+const lazyBatch = 256
+
 // addLocked appends e and reports whether the caller must signal the owner.
-func (h *handoff[E]) addLocked(e E) (notify bool) {
+func (h *handoff[E]) addLocked(e E, urgent bool) (notify bool) {
 	h.items = append(h.items, e)
-	if h.signalled {
+	return h.wantLocked(urgent)
+}
+
+// wantLocked reports whether the caller must signal the owner for work just
+// added, or already in the list and now urgent; if so, the shard counts as
+// signalled from here on.
+func (h *handoff[E]) wantLocked(urgent bool) bool {
+	if h.signalled || !urgent && len(h.items) < lazyBatch {
 		return false
 	}
 	h.signalled = true

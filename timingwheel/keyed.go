@@ -199,11 +199,14 @@ func (tw *TimingWheel[K, V]) RemoveTimer(key K) error {
 	if n != nil {
 		n.Value.want.Store(dead)
 		n.Value.value = *new(V)
-		notify = sh.enqueueLocked(n)
+		notify = sh.enqueueLocked(n, false)
 	}
 	sh.mu.Unlock()
 	if notify {
 		k.d.ready <- i
+	}
+	if n != nil {
+		k.d.removed()
 	}
 	return nil
 }
@@ -238,13 +241,13 @@ func (k *keyed[K, V]) set(key K, value V, delay time.Duration, store bool) error
 		old := n.Value.want.Load()
 		n.Value.want.Store(want)
 		if want < old || want <= relativeTop {
-			notify = sh.enqueueLocked(n)
+			notify = sh.enqueueLocked(n, k.d.urgent(want))
 		}
 	case store:
 		n = &node[K, V]{Value: entry[K, V]{key: key, value: value, shard: uint32(i)}}
 		n.Value.want.Store(want)
 		sh.tab.Insert(pos, n, h)
-		notify = sh.enqueueLocked(n)
+		notify = sh.enqueueLocked(n, k.d.urgent(want))
 	}
 	sh.mu.Unlock()
 	if notify {
@@ -280,15 +283,15 @@ func (k *keyed[K, V]) moveLater(key K, h uint64, sh *keyShard[K, V], want int64)
 }
 
 // enqueueLocked adds n to the shard's pending list unless it is there
-// already, and reports whether the caller must signal the owner (after
-// unlocking). A queued timer's shard has signalled already: the owner
-// clears queued when it takes the list.
-func (sh *keyShard[K, V]) enqueueLocked(n *node[K, V]) (notify bool) {
+// already (the owner clears queued when it takes the list), and reports
+// whether the caller must signal the owner, after unlocking; urgent is
+// driver.urgent's verdict on the change.
+func (sh *keyShard[K, V]) enqueueLocked(n *node[K, V], urgent bool) (notify bool) {
 	if n.Value.queued {
-		return false
+		return sh.pending.wantLocked(urgent)
 	}
 	n.Value.queued = true
-	return sh.pending.addLocked(n)
+	return sh.pending.addLocked(n, urgent)
 }
 
 // Drain removes every pending timer and then calls fn(key, value) for each,
@@ -394,7 +397,7 @@ func (k *keyed[K, V]) resolve(n *node[K, V]) int64 {
 		if want > relativeTop {
 			return want
 		}
-		abs := k.d.after(time.Duration(relativeTop - want))
+		abs := k.d.resolve(want)
 		if n.Value.want.CompareAndSwap(want, abs) {
 			return abs
 		}
@@ -403,10 +406,31 @@ func (k *keyed[K, V]) resolve(n *node[K, V]) int64 {
 
 // take runs on the owner goroutine when shard i has signalled: it places
 // the shard's pending timers in the wheel.
-func (k *keyed[K, V]) take(i int) {
+func (k *keyed[K, V]) take(i int) { k.takeShard(i, true) }
+
+// takeAll places every shard's pending timers and reports whether there
+// were any. Owner only.
+func (k *keyed[K, V]) takeAll() bool {
+	took := false
+	for i := range k.shards {
+		took = k.takeShard(i, false) || took
+	}
+	return took
+}
+
+// takeShard places shard i's pending timers and reports whether there were
+// any; fromReady is as for handoff.takeLocked. Owner only.
+func (k *keyed[K, V]) takeShard(i int, fromReady bool) bool {
 	sh := &k.shards[i]
 	sh.mu.Lock()
-	batch := sh.pending.takeLocked(k.spare, true)
+	if len(sh.pending.items) == 0 {
+		if fromReady {
+			sh.pending.signalled = false
+		}
+		sh.mu.Unlock()
+		return false
+	}
+	batch := sh.pending.takeLocked(k.spare, fromReady)
 	for _, n := range batch {
 		n.Value.queued = false
 	}
@@ -421,6 +445,7 @@ func (k *keyed[K, V]) take(i int) {
 		}
 	}
 	k.spare = recycle(batch)
+	return true
 }
 
 // apply runs on the owner goroutine; the keyed layer only sends opRun.

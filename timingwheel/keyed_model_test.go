@@ -145,7 +145,13 @@ func runKeyedScript(t *testing.T, data []byte, numSlots int, opts ...Option) {
 					t.Fatalf("op %d: Has(%q) = false, want true", op, k)
 				}
 			}
-			checkKeyed(t, tw)
+			// checkKeyed wakes the owner, which then takes every queued
+			// change; checking only after time has passed leaves the
+			// changes of a run of ops to the owner's own wake-ups, as in
+			// use, so that the scripts test when those happen too.
+			if kind >= 3 || len(data) < 3 {
+				checkKeyed(t, tw)
+			}
 		}
 	})
 }

@@ -2,11 +2,14 @@ package timingwheel
 
 import (
 	"fmt"
+	"hash/maphash"
 	"runtime"
 	"testing"
 	"testing/synctest"
 	"time"
 	"weak"
+
+	"github.com/ttlkit/ttlkit/internal/table"
 )
 
 type payload struct {
@@ -30,8 +33,10 @@ func released(p weak.Pointer[payload]) bool {
 
 // TestReleasesKeyAndValue: a removed, re-set, fired or drained timer lets go
 // of its value at once and of its key once the owner has unlinked it, not
-// when its slot is next scanned.
+// when its slot is next scanned. The timers are due in two hours, so the
+// owner sleeps longer than lazyWait and a removal signals it at once.
 func TestReleasesKeyAndValue(t *testing.T) {
+	const far = 2 * time.Hour
 	cases := []struct {
 		name    string
 		op      func(t *testing.T, tw *TimingWheel[*payload, *payload], k weak.Pointer[payload])
@@ -41,10 +46,10 @@ func TestReleasesKeyAndValue(t *testing.T) {
 			must(t, tw.RemoveTimer(k.Value()))
 		}, true},
 		{"value replaced by SetTimer", func(t *testing.T, tw *TimingWheel[*payload, *payload], k weak.Pointer[payload]) {
-			must(t, tw.SetTimer(k.Value(), &payload{name: "new"}, time.Hour))
+			must(t, tw.SetTimer(k.Value(), &payload{name: "new"}, far))
 		}, false},
 		{"fired", func(t *testing.T, tw *TimingWheel[*payload, *payload], k weak.Pointer[payload]) {
-			time.Sleep(time.Hour)
+			time.Sleep(far)
 			synctest.Wait()
 		}, true},
 		{"drained", func(t *testing.T, tw *TimingWheel[*payload, *payload], k weak.Pointer[payload]) {
@@ -60,9 +65,9 @@ func TestReleasesKeyAndValue(t *testing.T) {
 				// Neighbours in the same slot, so an unscanned slot would
 				// still hold the entry if removal did not unlink it.
 				for i := range 3 {
-					must(t, tw.SetTimer(&payload{name: fmt.Sprint(i)}, nil, 8*iv))
+					must(t, tw.SetTimer(&payload{name: fmt.Sprint(i)}, nil, far))
 				}
-				k, v := armWeak(t, tw, 8*iv)
+				k, v := armWeak(t, tw, far)
 				synctest.Wait()
 				if released(v) {
 					t.Fatal("value released while its timer is armed")
@@ -78,6 +83,82 @@ func TestReleasesKeyAndValue(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestRemovedKeyReleasedAtNextWake: when the owner will wake within
+// lazyWait anyway, a removal waits for that wake-up instead of signalling;
+// the value goes at once, the key at that wake-up, long before the removed
+// timer's slot comes up.
+func TestRemovedKeyReleasedAtNextWake(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tw, err := New(iv, 8, func(k, v *payload) {})
+		must(t, err)
+		defer tw.Stop()
+		soon := lazyWait / 2
+		must(t, tw.SetTimer(&payload{name: "soon"}, nil, soon))
+		k, v := armWeak(t, tw, time.Hour)
+		synctest.Wait()
+		must(t, tw.RemoveTimer(k.Value()))
+		synctest.Wait()
+		if !released(v) {
+			t.Error("value still reachable after RemoveTimer")
+		}
+		time.Sleep(soon)
+		synctest.Wait()
+		if !released(k) {
+			t.Errorf("key still reachable %v after RemoveTimer, at the owner's next wake-up", soon)
+		}
+	})
+}
+
+// TestRemovalsSignalAtBatchSize: removals that can wait for the owner's
+// next wake-up do not wake it, until one shard has lazyBatch of them; then
+// the owner takes them all, and their keys are released, with no time
+// passing.
+func TestRemovalsSignalAtBatchSize(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tw, err := New(iv, 8, func(k, v *payload) {})
+		must(t, err)
+		defer tw.Stop()
+		must(t, tw.SetTimer(&payload{name: "soon"}, nil, lazyWait/2))
+		var keys []weak.Pointer[payload]
+		for len(keys) < lazyBatch {
+			k, _ := armWeak(t, tw, time.Hour)
+			if h := maphash.Comparable(tw.k.seed, k.Value()); table.Shard(h, len(tw.k.shards)) == 0 {
+				keys = append(keys, k)
+			}
+		}
+		// Have the owner place every new timer, so that shard 0's list
+		// holds only what follows.
+		if _, err := tw.k.d.call(cmd[entry[*payload, *payload]]{op: opRun, fn: func() {}}); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		before := tw.k.d.loops.Load()
+		for _, k := range keys[:lazyBatch-1] {
+			must(t, tw.RemoveTimer(k.Value()))
+		}
+		synctest.Wait()
+		if wakes := tw.k.d.loops.Load() - before; wakes != 0 {
+			t.Errorf("owner woke %d times for %d removals that could wait", wakes, lazyBatch-1)
+		}
+		must(t, tw.RemoveTimer(keys[lazyBatch-1].Value()))
+		synctest.Wait() // no time passes: only a signal wakes the owner
+		if wakes := tw.k.d.loops.Load() - before; wakes == 0 {
+			t.Fatalf("owner not woken by %d removals in one shard", lazyBatch)
+		}
+		runtime.GC()
+		runtime.GC()
+		live := 0
+		for _, k := range keys {
+			if k.Value() != nil {
+				live++
+			}
+		}
+		if live != 0 {
+			t.Errorf("%d of %d removed keys still reachable after the signalled wake-up", live, len(keys))
+		}
+	})
 }
 
 // TestExecutorQueueStaysBounded: under a steady stream of fired timers that

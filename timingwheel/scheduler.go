@@ -87,7 +87,8 @@ func (s *Scheduler[T]) Schedule(t *Timer[T], delay time.Duration) error {
 	if t == nil {
 		return argError("nil timer")
 	}
-	return s.queue(cmd[T]{op: opSchedule, timer: t, delay: delay})
+	when := s.d.callerDeadline(delay)
+	return s.queue(cmd[T]{op: opSchedule, timer: t, when: when}, s.d.urgent(when))
 }
 
 // Cancel unschedules t if it is scheduled; a Timer that already fired, or
@@ -98,19 +99,24 @@ func (s *Scheduler[T]) Cancel(t *Timer[T]) error {
 	if t == nil {
 		return argError("nil timer")
 	}
-	return s.queue(cmd[T]{op: opCancel, timer: t})
+	if err := s.queue(cmd[T]{op: opCancel, timer: t}, false); err != nil {
+		return err
+	}
+	s.d.removed()
+	return nil
 }
 
-// queue appends c to its Timer's shard and, if the shard was quiet, tells
-// the owner. It never waits: the ready channel has room for every shard.
-func (s *Scheduler[T]) queue(c cmd[T]) error {
+// queue appends c to its Timer's shard and tells the owner if c is urgent
+// (see handoff) and the shard has not signalled yet. It never waits: the
+// ready channel has room for every shard.
+func (s *Scheduler[T]) queue(c cmd[T], urgent bool) error {
 	if s.d.stopped.Load() {
 		return ErrClosed
 	}
 	i := table.Shard(maphash.Comparable(s.seed, c.timer), len(s.shards))
 	sh := &s.shards[i]
 	sh.mu.Lock()
-	notify := sh.pending.addLocked(c)
+	notify := sh.pending.addLocked(c, urgent)
 	sh.mu.Unlock()
 	if notify {
 		s.d.ready <- i
@@ -122,15 +128,33 @@ func (s *Scheduler[T]) queue(c cmd[T]) error {
 // lets the shard signal again. Owner only.
 func (s *Scheduler[T]) take(i int) { s.takeShard(i, true) }
 
-func (s *Scheduler[T]) takeShard(i int, fromReady bool) {
+// takeAll applies every shard's queued commands and reports whether there
+// were any. Owner only.
+func (s *Scheduler[T]) takeAll() bool {
+	took := false
+	for i := range s.shards {
+		took = s.takeShard(i, false) || took
+	}
+	return took
+}
+
+func (s *Scheduler[T]) takeShard(i int, fromReady bool) bool {
 	sh := &s.shards[i]
 	sh.mu.Lock()
+	if len(sh.pending.items) == 0 {
+		if fromReady {
+			sh.pending.signalled = false
+		}
+		sh.mu.Unlock()
+		return false
+	}
 	batch := sh.pending.takeLocked(s.spare, fromReady)
 	sh.mu.Unlock()
 	for j := range batch {
 		s.apply(&batch[j])
 	}
 	s.spare = recycle(batch)
+	return true
 }
 
 // Len returns the number of scheduled Timers, counting every command queued
@@ -153,15 +177,13 @@ func (s *Scheduler[T]) Stop() { s.d.shutdown() }
 func (s *Scheduler[T]) apply(c *cmd[T]) {
 	switch c.op {
 	case opSchedule:
-		s.d.w.schedule(c.timer, s.d.after(c.delay))
+		s.d.w.schedule(c.timer, s.d.resolve(c.when))
 	case opCancel:
 		s.d.w.cancel(c.timer)
 	case opLen:
 		// Count what was queued before the call, too. The shards keep
 		// their signals: their indices may still be in the ready channel.
-		for i := range s.shards {
-			s.takeShard(i, false)
-		}
+		s.takeAll()
 		c.res.n = s.d.w.count
 		close(c.res.done)
 	}
