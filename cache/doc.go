@@ -153,11 +153,15 @@
 // the goroutine's stack address, so concurrent readers rarely share one).
 // No lock, no channel, no allocation.
 // Set of an existing key: Lock, table probe, one value box, list move,
-// Unlock; a channel send only when the new deadline is earlier. Set of a
-// new key: one node (and expiry) and one channel send; into a full shard,
+// Unlock; a wheel command only when the new deadline is earlier. Set of a
+// new key: one node (and expiry) and one Schedule; into a full shard,
 // the victim's removal, and its expiry re-armed for the new node by that
-// same send. Touch: Lock, table probe, one atomic
-// store, Unlock; no channel unless jitter made the deadline earlier.
-// Delete: one Cancel send. A table that grows or shrinks is rebuilt under
-// the shard lock in O(slots), while readers go on in the old array.
+// same Schedule. Touch: Lock, table probe, one atomic store, Unlock; no
+// wheel command unless jitter made the deadline earlier. Delete: one
+// Cancel. A wheel command is an append to a list under one of the wheel's
+// shard locks; it wakes the wheel's goroutine only when it cannot wait for
+// its next tick (see the timingwheel package), so under load the wheel
+// wakes about once per Resolution. A table that grows or shrinks is
+// rebuilt under the shard lock in O(slots), while readers go on in the
+// old array.
 package cache

@@ -20,19 +20,21 @@
 // deadline is only recorded in the timer (MoveTimer does that without a
 // lock), and the owner rechecks it when the old one comes. A new timer, an
 // earlier deadline or a removal changes the wheel itself: the shard queues
-// it and the owner picks up the shard's whole queue at once. Scheduler's
-// Schedule and Cancel are queued the same way (by Timer); its Len and the
-// keyed wheel's Drain go to the owner over a buffered channel and wait.
+// it, and the owner takes every shard's queue whenever it wakes. A caller
+// wakes the owner only when its change cannot wait for that: a deadline
+// before the owner's next wake-up, or a queue 256 long; a removal waits at
+// most about a second. Scheduler's Schedule and Cancel are queued the same
+// way (by Timer); its Len and the keyed wheel's Drain go to the owner over
+// a buffered channel and wait.
 //
 // # Guarantees
 //
 //   - Never early. A timer set at time t with delay d > 0 fires at the first
 //     tick at or after t+d; a delay shorter than one interval fires on the
-//     next tick. SetTimer and MoveTimer measure the delay from the
-//     caller's own reading of the clock, so a deadline does not drift
-//     later while the change waits for the owner; Scheduler.Schedule
-//     measures it from when the owner takes the command, which is never
-//     before the call.
+//     next tick. SetTimer, MoveTimer and Scheduler.Schedule measure the
+//     delay from the caller's own reading of the clock, so a deadline does
+//     not drift later while the change waits for the owner (under
+//     WithTicker, from the tick at which the owner takes the change).
 //   - At most one interval late, plus the time the owner needs to reach the
 //     timer (scheduling latency, or a backlog of many timers due together).
 //   - Time is read, not counted. The wheel advances by the clock's elapsed
@@ -40,8 +42,9 @@
 //     order, instead of drifting.
 //   - Exactly once per arming. A timer that is removed, moved or drained never
 //     fires from its old place; a removed timer releases its value at once
-//     and its key as soon as the owner has unlinked it, not when its slot
-//     comes up.
+//     and its key when the owner unlinks it, within about a second (or
+//     sooner, once 256 changes have queued in its shard), not when its
+//     slot comes up.
 //   - No stall. Keyed calls never wait for the owner. When very many
 //     timers fall due together, the owner works through them in slices
 //     (see [WithBatch]) and serves queued changes and Scheduler commands

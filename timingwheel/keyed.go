@@ -22,8 +22,9 @@ import (
 // owner goroutine: when a call returns, its effect is visible to every
 // later call from any goroutine. Only changes to the wheel's structure (a
 // new timer, an earlier deadline, a removal) are handed to the owner, in
-// batches; a later deadline for a pending timer is recorded in the timer
-// and checked when its old deadline comes.
+// batches that it takes whenever it wakes; a call wakes it only if its
+// change cannot wait until then. A later deadline for a pending timer is
+// recorded in the timer and checked when its old deadline comes.
 //
 // A TimingWheel that becomes unreachable without Stop is stopped by a
 // cleanup after a garbage collection, unless execute keeps it reachable;
@@ -177,8 +178,9 @@ func (tw *TimingWheel[K, V]) MoveTimer(key K, delay time.Duration) error {
 }
 
 // RemoveTimer cancels key's timer, releasing its value at once and its key
-// as soon as the owner goroutine has unlinked it (the next time the owner
-// runs, not when the timer's slot comes up). It
+// once the owner goroutine has unlinked it: at its next wake-up, which a
+// removal brings forward to within about a second (sooner once 256 changes
+// have queued in the key's shard), not when the timer's slot comes up. It
 // returns nil when key has no timer, ErrArgument for a key SetTimer refuses and
 // ErrClosed after Stop. A callback that has already started (or been handed
 // to a worker) is not recalled. O(1).

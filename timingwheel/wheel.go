@@ -13,8 +13,8 @@ const never = math.MaxInt64
 // value is ready), set Value, and hand its address to a Scheduler; from then
 // on the links and the deadline belong to the Scheduler's owner goroutine and
 // must not be touched by anyone else. Value is written by the caller before
-// the first Schedule and read by the fire callback; the channel send inside
-// Schedule orders the two.
+// the first Schedule and read by the fire callback; Schedule hands the
+// Timer over under a lock that the owner takes too, which orders the two.
 //
 // A Timer must not be copied after its first Schedule, nor handed to two
 // Schedulers.
