@@ -309,15 +309,17 @@ func (d *driver[T]) run(l layer[T]) {
 			// the owner; the sleep after a nudge is cut to lazyWait, so
 			// that a steady stream of removals wakes the owner about once
 			// per lazyWait rather than once per removal.
+			// A closed ticker never wakes the owner: every removal nudges.
 			nowTick := d.nowNs / d.interval
 			next := d.w.nextVisit()
-			if nudged {
+			frozen := sleep == nil && ticks == nil
+			if nudged && !frozen {
 				next = min(next, nowTick+d.lazyTicks)
-				nudged = false
 			}
+			nudged = false
 			for {
 				d.pickup.Store(next)
-				d.eager.Store(next-nowTick > d.lazyTicks)
+				d.eager.Store(frozen || next-nowTick > d.lazyTicks)
 				if !l.takeAll() {
 					break
 				}

@@ -193,3 +193,33 @@ func TestExecutorQueueStaysBounded(t *testing.T) {
 		}
 	})
 }
+
+// TestRemovalUnderTicker: under WithTicker the owner wakes only for ticks,
+// so a removal reaches it by the next tick; once the ticker is closed (the
+// wheel is frozen) every removal signals, and its key is released at once.
+func TestRemovalUnderTicker(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ticks := make(chan time.Time)
+		tw, err := New(iv, 8, func(k, v *payload) {}, WithTicker(ticks))
+		must(t, err)
+		defer tw.Stop()
+		k, v := armWeak(t, tw, 100*iv)
+		synctest.Wait()
+		must(t, tw.RemoveTimer(k.Value()))
+		ticks <- time.Time{}
+		synctest.Wait()
+		if !released(v) || !released(k) {
+			t.Errorf("removed timer's value or key still reachable after the next tick")
+		}
+
+		close(ticks)
+		synctest.Wait()
+		k, v = armWeak(t, tw, 100*iv)
+		synctest.Wait()
+		must(t, tw.RemoveTimer(k.Value()))
+		synctest.Wait()
+		if !released(v) || !released(k) {
+			t.Errorf("frozen wheel: removed timer's value or key still reachable")
+		}
+	})
+}
