@@ -86,3 +86,51 @@ func TestArmRaces(t *testing.T) {
 		})
 	}
 }
+
+// TestEvictionHandsOverArmedTimer: an insertion that evicts hands the
+// victim's timer to the new entry. If the new deadline is no earlier than
+// the victim's, the timer already fires in time: no wheel command is sent,
+// and the expiry callback re-arms it for the remainder. An earlier deadline
+// is scheduled. Either way the new entry expires on its own deadline.
+func TestEvictionHandsOverArmedTimer(t *testing.T) {
+	tests := []struct {
+		name          string
+		victim, entry time.Duration // TTLs
+		schedules     int32         // wheel commands for both insertions
+	}{
+		{"later deadline: no command", time.Second, 10 * time.Second, 1},
+		{"same deadline: no command", time.Second, time.Second, 1},
+		{"earlier deadline: scheduled", 10 * time.Second, time.Second, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				res := 10 * time.Millisecond
+				c := newCache(t, Options[string, int]{TTL: time.Hour, Limit: 1, Resolution: res})
+				var schedules atomic.Int32
+				c.c.beforeArm = func() { schedules.Add(1) }
+				c.SetWithExpire("victim", 1, tt.victim)
+				c.SetWithExpire("entry", 2, tt.entry)
+				if got := schedules.Load(); got != tt.schedules {
+					t.Errorf("%d Schedules for the two insertions, want %d", got, tt.schedules)
+				}
+				if _, ok := c.Get("victim"); ok {
+					t.Fatal("victim still cached after the eviction")
+				}
+				time.Sleep(tt.entry - time.Millisecond)
+				if v, ok := c.Get("entry"); !ok || v != 2 {
+					t.Errorf("Get(entry) just before its deadline = %d, %v, want 2, true", v, ok)
+				}
+				time.Sleep(time.Millisecond + res)
+				synctest.Wait()
+				if got := c.Len(); got != 0 {
+					t.Errorf("Len() = %d one interval after the entry's deadline, want 0", got)
+				}
+				if got := c.c.sched.Len(); got != 0 {
+					t.Errorf("wheel holds %d timers after the entry expired, want 0", got)
+				}
+				checkInvariants(t, c, 1, true)
+			})
+		})
+	}
+}

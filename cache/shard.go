@@ -2,6 +2,7 @@ package cache
 
 import (
 	"hash/maphash"
+	"math"
 	"reflect"
 	"sync"
 	"sync/atomic"
@@ -291,17 +292,25 @@ func (s *shard[K, V]) setLocked(key K, h uint64, value V, now, deadline int64, p
 		return
 	}
 	var e *expiry[K, V]
+	handed := int64(math.MaxInt64) // the deadline e's timer is armed by
 	if s.limit > 0 && s.tab.Len() >= s.limit {
-		// The victim dies; its expiry times the new node (one Schedule
-		// re-arms it), so the wheel holds no dead node and needs no Cancel.
+		// The victim dies; its expiry times the new node, so the wheel
+		// holds no dead node and needs no Cancel.
 		v, reason := s.victimLocked(now)
+		handed = v.deadline()
 		p.event = Event[K, V]{Key: v.key, Reason: reason}
 		p.event.Value, e = s.removeLocked(v, s.tab.Hash(v.key), reason)
 	}
 	n := s.newNodeLocked(key, value, deadline, e)
 	s.tab.Put(n, h)
 	s.pushFrontLocked(n)
-	p.arm, p.armAt, p.armFrom = n.exp, deadline, now
+	if deadline < handed {
+		// A new expiry, or a handed-over one armed for later than the new
+		// node's deadline. Otherwise the timer fires no later than that
+		// deadline, and the expiry callback re-arms it for the remainder,
+		// as for a later deadline on an existing key: no wheel command.
+		p.arm, p.armAt, p.armFrom = n.exp, deadline, now
+	}
 }
 
 // touchLocked gives key's live entry the new deadline (> now) without

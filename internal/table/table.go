@@ -63,15 +63,24 @@ type array[E any] struct {
 // Table maps keys to entries *E; keyOf reads an entry's key. The zero
 // value is not usable: call [Table.Init] or [New].
 type Table[K comparable, E any] struct {
+	// What lookups read sits on cache lines of its own. Writes dirty the
+	// lines around it (the counters below, and the lock a caller
+	// typically keeps next to its table); were they shared, every write on
+	// one core would cost lookups on the others a cache miss.
+	_     [cacheLine]byte
 	arr   atomic.Pointer[array[E]]
 	keyOf func(*E) K
 	seed  maphash.Seed
+	_     [cacheLine]byte
 
 	// Writer only.
 	live  int // entries present
 	dead  int // slots marked deleted
 	floor int // groups the table never shrinks below
 }
+
+// cacheLine is the padding that keeps lookups' fields apart from writers'.
+const cacheLine = 64
 
 // New returns an empty table sized for about hint entries.
 func New[K comparable, E any](keyOf func(*E) K, hint int) *Table[K, E] {
