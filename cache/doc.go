@@ -40,10 +40,10 @@
 // one, whole. A removed node's val is nil.
 //
 // One goroutine, the wheel's owner, reclaims expired entries; writers
-// queue work for it (batched per wheel shard, never waiting) only to arm a new entry's timer (or
-// re-arm an evicted entry's timer for its replacement), to arm an earlier
-// deadline, or to cancel the timer of a deleted entry, and always after
-// releasing the shard lock. Reads never reach it, and take no lock.
+// queue work for it (batched per wheel shard, never waiting) only to arm a
+// new entry's timer, to arm an earlier deadline (also when an evicted
+// entry's timer goes to its replacement), or to cancel the timer of a
+// deleted entry, and always after releasing the shard lock. Reads never reach it, and take no lock.
 //
 // # Guarantees
 //
@@ -155,8 +155,8 @@
 // Set of an existing key: Lock, table probe, one value box, list move,
 // Unlock; a wheel command only when the new deadline is earlier. Set of a
 // new key: one node (and expiry) and one Schedule; into a full shard,
-// the victim's removal, and its expiry re-armed for the new node by that
-// same Schedule. Touch: Lock, table probe, one atomic store, Unlock; no
+// the victim's removal, and its expiry handed to the new node (no Schedule
+// at all unless the new deadline is earlier than the victim's). Touch: Lock, table probe, one atomic store, Unlock; no
 // wheel command unless jitter made the deadline earlier. Delete: one
 // Cancel. A wheel command is an append to a list under one of the wheel's
 // shard locks; it wakes the wheel's goroutine only when it cannot wait for

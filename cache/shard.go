@@ -55,9 +55,11 @@ type node[K comparable, V any] struct {
 
 // expiry holds the wheel Timer of one node at a time. Nodes are never
 // reused, but their timers are: an insertion that evicts a victim hands the
-// victim's expiry over to the new node and re-arms it with one Schedule,
-// instead of cancelling one timer and arming another (two commands through
-// the wheel's channel). An expiry stays in its shard.
+// victim's expiry over to the new node, instead of cancelling one timer and
+// arming another (two wheel commands). The timer is armed no later than the
+// victim's deadline, so it needs a Schedule only if the new node's deadline
+// is earlier; otherwise the expiry callback re-arms it when it fires. An
+// expiry stays in its shard.
 //
 // Ownership. timer's links and deadline belong to the wheel's owner
 // goroutine; timer.Value (the back pointer) is written once before the
