@@ -48,7 +48,8 @@ type cache[K comparable, V any] struct {
 	closeOnce sync.Once
 	closed    chan struct{}
 
-	beforeArm func() // tests only: runs before each Schedule sent by arm
+	beforeArm    func() // tests only: runs before each Schedule sent by arm
+	betweenLoads func() // tests only: runs between a reader's loads of val
 }
 
 // New returns a cache configured by opts, with its expiry engine running.
@@ -196,6 +197,9 @@ func (c *cache[K, V]) lookup(key K, h uint64) (v V, ok bool) {
 	for range 3 {
 		p := n.val.Load()
 		st := n.stamp.Load()
+		if c.betweenLoads != nil {
+			c.betweenLoads()
+		}
 		if n.val.Load() != p {
 			continue // overwritten meanwhile
 		}

@@ -329,3 +329,52 @@ func TestReaderNeverReturnsExpiredDuringOverwrite(t *testing.T) {
 	stop.Store(true)
 	<-writer
 }
+
+// TestGetFallsBackToLock: a reader whose paired loads of an entry are
+// interrupted by a write three times in a row reads the entry under the
+// shard lock instead, and gets what the last write left: the newest value,
+// or a miss if that write removed the entry.
+func TestGetFallsBackToLock(t *testing.T) {
+	tests := []struct {
+		name   string
+		write  func(c *Cache[string, int], i int)
+		want   int
+		wantOK bool
+	}{
+		{"overwritten", func(c *Cache[string, int], i int) { c.Set("k", i) }, 3, true},
+		{"removed by the third write", func(c *Cache[string, int], i int) {
+			if i == 3 {
+				c.Delete("k")
+				return
+			}
+			c.Set("k", i)
+		}, 0, false},
+		{"expired by the third write", func(c *Cache[string, int], i int) {
+			c.SetWithExpire("k", i, time.Duration(4-i)*time.Millisecond)
+			if i == 3 {
+				time.Sleep(time.Millisecond) // its deadline passes
+			}
+		}, 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				c := newCache(t, Options[string, int]{TTL: time.Hour})
+				c.Set("k", 0)
+				writes := 0
+				c.c.betweenLoads = func() {
+					writes++
+					tt.write(c, writes)
+				}
+				v, ok := c.Get("k")
+				c.c.betweenLoads = nil
+				if writes != 3 {
+					t.Errorf("%d optimistic reads, want 3 before the locked one", writes)
+				}
+				if v != tt.want || ok != tt.wantOK {
+					t.Errorf("Get = %d, %v, want %d, %v", v, ok, tt.want, tt.wantOK)
+				}
+			})
+		})
+	}
+}
