@@ -64,9 +64,10 @@ type driver[T any] struct {
 	origin   time.Time
 
 	cmds chan cmd[T]
-	// ready carries the keyed layer's shard indices: a shard has changes
-	// for the owner. Its capacity is the number of shards and each shard is
-	// in it at most once, so a send never blocks. nil for a Scheduler.
+	// ready carries shard indices (of the keyed layer or the Scheduler): a
+	// shard has changes for the owner that cannot wait. Its capacity is the
+	// number of shards and each shard is in it at most once, so a send
+	// never blocks.
 	ready   chan int
 	stop    chan struct{} // closed by Stop
 	done    chan struct{} // closed when the owner goroutine has exited

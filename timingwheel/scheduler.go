@@ -24,6 +24,8 @@ type Scheduler[T any] struct {
 	shards []schedShard[T]
 
 	spare []cmd[T] // owner only: the list taken from a shard last time
+
+	beforeQueue func() // tests only: runs before a command's shard is locked
 }
 
 // schedShard queues Schedule and Cancel commands for the owner. A Timer's
@@ -87,19 +89,21 @@ func (s *Scheduler[T]) Schedule(t *Timer[T], delay time.Duration) error {
 	if t == nil {
 		return argError("nil timer")
 	}
-	when := s.d.callerDeadline(delay)
-	return s.queue(cmd[T]{op: opSchedule, timer: t, when: when}, s.d.urgent(when))
+	return s.queue(cmd[T]{op: opSchedule, timer: t, when: s.d.callerDeadline(delay)})
 }
 
 // Cancel unschedules t if it is scheduled; a Timer that already fired, or
-// was never scheduled, is left alone. It returns ErrArgument for a nil t and
-// ErrClosed after Stop. O(1); no allocation once the
-// shard's queue has grown to its working size.
+// was never scheduled, is left alone. t never fires after Cancel returns
+// (unless scheduled again), but the owner unlinks it, and so stops
+// referencing it, only when it takes the command: within about a second,
+// or one interval if that is longer (at the next tick under WithTicker).
+// It returns ErrArgument for a nil t and ErrClosed after Stop. O(1); no
+// allocation once the shard's queue has grown to its working size.
 func (s *Scheduler[T]) Cancel(t *Timer[T]) error {
 	if t == nil {
 		return argError("nil timer")
 	}
-	if err := s.queue(cmd[T]{op: opCancel, timer: t}, false); err != nil {
+	if err := s.queue(cmd[T]{op: opCancel, timer: t}); err != nil {
 		return err
 	}
 	s.d.removed()
@@ -107,16 +111,20 @@ func (s *Scheduler[T]) Cancel(t *Timer[T]) error {
 }
 
 // queue appends c to its Timer's shard and tells the owner if c is urgent
-// (see handoff) and the shard has not signalled yet. It never waits: the
-// ready channel has room for every shard.
-func (s *Scheduler[T]) queue(c cmd[T], urgent bool) error {
+// (see handoff) and the shard has not signalled yet. Urgency is decided
+// with the shard locked, after the append, as the owner's pickup protocol
+// requires. It never waits: the ready channel has room for every shard.
+func (s *Scheduler[T]) queue(c cmd[T]) error {
 	if s.d.stopped.Load() {
 		return ErrClosed
+	}
+	if s.beforeQueue != nil {
+		s.beforeQueue()
 	}
 	i := table.Shard(maphash.Comparable(s.seed, c.timer), len(s.shards))
 	sh := &s.shards[i]
 	sh.mu.Lock()
-	notify := sh.pending.addLocked(c, urgent)
+	notify := sh.pending.addLocked(c, c.op == opSchedule && s.d.urgent(c.when))
 	sh.mu.Unlock()
 	if notify {
 		s.d.ready <- i

@@ -320,3 +320,31 @@ func TestSchedulerMassExpiry(t *testing.T) {
 		}
 	})
 }
+
+// TestScheduleRacingOwnerSleep: a Schedule decides whether to wake the
+// owner after it has queued its command, with the shard locked. Here the
+// owner wakes, fires everything and goes to sleep with nothing pending
+// while the caller is between reading the clock and queueing; the command
+// must still wake it, and its Timer fire on its own tick.
+func TestScheduleRacingOwnerSleep(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newSchedRecorder(t, 8)
+		a, b := &Timer[string]{Value: "a"}, &Timer[string]{Value: "b"}
+		must(t, r.s.Schedule(a, 5*iv))
+		synctest.Wait() // the owner sleeps until a's tick
+		once := true
+		r.s.beforeQueue = func() {
+			if once {
+				once = false
+				time.Sleep(6 * iv) // the owner fires a and sleeps, idle
+				synctest.Wait()
+			}
+		}
+		must(t, r.s.Schedule(b, 10*iv)) // its deadline is read at 0
+		r.s.beforeQueue = nil
+		time.Sleep(time.Hour)
+		if got, want := names(r.take()), []string{"a@50ms", "b@100ms"}; !slices.Equal(got, want) {
+			t.Errorf("fired %v, want %v", got, want)
+		}
+	})
+}
