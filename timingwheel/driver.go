@@ -310,7 +310,9 @@ func (d *driver[T]) run(l layer[T]) {
 			// the owner; the sleep after a nudge is cut to lazyWait, so
 			// that a steady stream of removals wakes the owner about once
 			// per lazyWait rather than once per removal.
-			// A closed ticker never wakes the owner: every removal nudges.
+			// Under WithTicker the owner wakes for every tick, so a removal
+			// waits for the next one; a closed ticker never wakes it, so
+			// every removal nudges.
 			nowTick := d.nowNs / d.interval
 			next := d.w.nextVisit()
 			frozen := sleep == nil && ticks == nil
@@ -320,7 +322,7 @@ func (d *driver[T]) run(l layer[T]) {
 			nudged = false
 			for {
 				d.pickup.Store(next)
-				d.eager.Store(frozen || next-nowTick > d.lazyTicks)
+				d.eager.Store(frozen || sleep != nil && next-nowTick > d.lazyTicks)
 				if !l.takeAll() {
 					break
 				}

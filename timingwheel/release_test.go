@@ -98,8 +98,12 @@ func TestRemovedKeyReleasedAtNextWake(t *testing.T) {
 		must(t, tw.SetTimer(&payload{name: "soon"}, nil, soon))
 		k, v := armWeak(t, tw, time.Hour)
 		synctest.Wait()
+		before := tw.k.d.loops.Load()
 		must(t, tw.RemoveTimer(k.Value()))
 		synctest.Wait()
+		if wakes := tw.k.d.loops.Load() - before; wakes != 0 {
+			t.Errorf("a removal that can wait woke the owner %d times", wakes)
+		}
 		if !released(v) {
 			t.Error("value still reachable after RemoveTimer")
 		}
@@ -194,18 +198,24 @@ func TestExecutorQueueStaysBounded(t *testing.T) {
 	})
 }
 
-// TestRemovalUnderTicker: under WithTicker the owner wakes only for ticks,
-// so a removal reaches it by the next tick; once the ticker is closed (the
-// wheel is frozen) every removal signals, and its key is released at once.
+// TestRemovalUnderTicker: under WithTicker the owner wakes for every tick
+// anyway, so a removal does not wake it and waits for the next tick; once
+// the ticker is closed (the wheel is frozen) every removal wakes it, and
+// its key is released at once.
 func TestRemovalUnderTicker(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ticks := make(chan time.Time)
 		tw, err := New(iv, 8, func(k, v *payload) {}, WithTicker(ticks))
 		must(t, err)
 		defer tw.Stop()
-		k, v := armWeak(t, tw, 100*iv)
+		k, v := armWeak(t, tw, 1000*iv) // far beyond lazyWait
 		synctest.Wait()
+		before := tw.k.d.loops.Load()
 		must(t, tw.RemoveTimer(k.Value()))
+		synctest.Wait()
+		if wakes := tw.k.d.loops.Load() - before; wakes != 0 {
+			t.Errorf("a removal woke the ticker-driven owner %d times", wakes)
+		}
 		ticks <- time.Time{}
 		synctest.Wait()
 		if !released(v) || !released(k) {
@@ -214,7 +224,7 @@ func TestRemovalUnderTicker(t *testing.T) {
 
 		close(ticks)
 		synctest.Wait()
-		k, v = armWeak(t, tw, 100*iv)
+		k, v = armWeak(t, tw, 1000*iv)
 		synctest.Wait()
 		must(t, tw.RemoveTimer(k.Value()))
 		synctest.Wait()
