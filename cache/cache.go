@@ -226,8 +226,9 @@ func (c *cache[K, V]) lookup(key K, h uint64) (v V, ok bool) {
 // into a full cache evicts one entry first.
 //
 // A new key, or a deadline earlier than the one it replaces, queues one
-// command for the expiry engine after the shard lock is released (an
-// eviction hands the victim's timer over to the new entry); a later
+// command for the expiry engine after the shard lock is released. An
+// eviction hands the victim's timer over to the new entry, and then needs
+// no command unless the new deadline is earlier than the victim's; a later
 // deadline for an existing key is only recorded in the entry. Overwriting
 // an existing key allocates a box for the new value, so that lock-free
 // readers of the old one never see it change. After Close, Set does

@@ -23,7 +23,10 @@
 // it, and the owner takes every shard's queue whenever it wakes. A caller
 // wakes the owner only when its change cannot wait for that: a deadline
 // before the owner's next wake-up, or a queue 256 long; a removal waits at
-// most about a second. Scheduler's Schedule and Cancel are queued the same
+// most about a second, or one interval if that is longer (under
+// WithTicker, until the next tick). Every wake-up of the owner therefore
+// locks each shard (twice: when it wakes and before it sleeps), O(shards)
+// per wake-up. Scheduler's Schedule and Cancel are queued the same
 // way (by Timer); its Len and the keyed wheel's Drain go to the owner over
 // a buffered channel and wait.
 //
@@ -42,9 +45,9 @@
 //     order, instead of drifting.
 //   - Exactly once per arming. A timer that is removed, moved or drained never
 //     fires from its old place; a removed timer releases its value at once
-//     and its key when the owner unlinks it, within about a second (or
-//     sooner, once 256 changes have queued in its shard), not when its
-//     slot comes up.
+//     and its key when the owner unlinks it: within about a second, or one
+//     interval if that is longer (sooner once 256 changes have queued in
+//     its shard), not when its slot comes up.
 //   - No stall. Keyed calls never wait for the owner. When very many
 //     timers fall due together, the owner works through them in slices
 //     (see [WithBatch]) and serves queued changes and Scheduler commands
@@ -86,7 +89,9 @@
 //
 // # Costs
 //
-// SetTimer, MoveTimer and RemoveTimer are O(1) on the owner goroutine; a
+// SetTimer, MoveTimer and RemoveTimer are O(1) on the owner goroutine, and
+// each wake-up of the owner costs O(shards) lock acquisitions to collect
+// the queued changes (shards = 8 x GOMAXPROCS, between 8 and 256); a
 // timer waiting for later rotations is touched at most once per rotation,
 // and only when something in its slot is due. Finding the next slot to scan
 // costs O(numSlots), once per scanned slot. Memory is one small Timer per

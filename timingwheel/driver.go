@@ -81,8 +81,9 @@ type driver[T any] struct {
 	// work, or the caller reads what the owner stored for the sleep.
 	pickup atomic.Int64 // the tick the owner will wake at unprompted
 	eager  atomic.Bool  // the owner sleeps longer than lazyWait; see removed
-	// nudge tells a sleeping owner that a removal waits: it then sleeps no
-	// longer than lazyWait. Capacity 1; senders never wait.
+	// nudge tells a sleeping owner that a removal waits: the owner wakes,
+	// takes it, and its next sleep is no longer than lazyWait, during
+	// which removals do not nudge. Capacity 1; senders never wait.
 	nudge chan struct{}
 	// lazyTicks is how many ticks a removal may wait for the owner's next
 	// wake-up: lazyWait, rounded down, at least 1.
@@ -98,8 +99,9 @@ type driver[T any] struct {
 }
 
 // lazyWait bounds how long a removal (RemoveTimer, Scheduler.Cancel) may
-// sit in its shard's batch without a signal: about that long, a removed
-// timer stays linked and a removed key stays referenced.
+// sit in its shard's batch without a signal (or one interval, if that is
+// longer): about that long, a removed timer stays linked and a removed key
+// stays referenced.
 const lazyWait = time.Second
 
 func newDriver[T any](interval time.Duration, numSlots int, cfg config) *driver[T] {
@@ -118,8 +120,11 @@ func newDriver[T any](interval time.Duration, numSlots int, cfg config) *driver[
 
 // removed is called by a caller that has queued a removal (RemoveTimer,
 // Scheduler.Cancel), which is never urgent: it only has to reach the owner
-// within about lazyWait. If the owner sleeps for longer, the first removal
-// of that sleep nudges it (one send, never waiting) to wake by then.
+// within about lazyWait (or one tick, if longer). If the owner sleeps for
+// longer (eager), the first removal of that sleep nudges it awake (one
+// send, never waiting); the sleep after that is capped at lazyWait and
+// not eager, so a steady stream of removals wakes the owner about twice
+// per lazyWait, not once per removal.
 func (d *driver[T]) removed() {
 	if d.eager.Load() && d.eager.CompareAndSwap(true, false) {
 		select {
@@ -307,9 +312,8 @@ func (d *driver[T]) run(l layer[T]) {
 			// does, and that is signalled anyway.
 			//
 			// A sleep longer than lazyWait makes the first removal nudge
-			// the owner; the sleep after a nudge is cut to lazyWait, so
-			// that a steady stream of removals wakes the owner about once
-			// per lazyWait rather than once per removal.
+			// the owner awake; the sleep after a nudge is cut to lazyWait
+			// and removals do not nudge it (see removed).
 			// Under WithTicker the owner wakes for every tick, so a removal
 			// waits for the next one; a closed ticker never wakes it, so
 			// every removal nudges.

@@ -7,10 +7,11 @@ package timingwheel
 // The owner takes every shard's list each time it wakes and once more
 // before it goes to sleep, so most work needs no signal: a timer due no
 // earlier than the owner's next wake-up (driver.pickup) is placed in time
-// anyway. A caller signals only for urgent work (due before that wake-up,
-// or a removal while the owner sleeps long; see driver.urgent) or when the
-// list has grown to lazyBatch items, which bounds both the memory a list
-// holds and how long a removed timer stays linked. Signalling sends the
+// anyway. A caller signals only for urgent work (due before that wake-up;
+// see driver.urgent) or when the list has grown to lazyBatch items, which
+// bounds the memory a list holds. Removals are never urgent: while the
+// owner sleeps long, the first one nudges it instead (driver.removed).
+// Signalling sends the
 // shard's index on the driver's ready channel after unlocking. signalled
 // stays set from that send until the owner takes the list for it, so each
 // shard is in the ready channel at most once and the send never blocks.

@@ -179,8 +179,9 @@ func (tw *TimingWheel[K, V]) MoveTimer(key K, delay time.Duration) error {
 
 // RemoveTimer cancels key's timer, releasing its value at once and its key
 // once the owner goroutine has unlinked it: at its next wake-up, which a
-// removal brings forward to within about a second (sooner once 256 changes
-// have queued in the key's shard), not when the timer's slot comes up. It
+// removal brings forward to within about a second, or one interval if that
+// is longer (sooner once 256 changes have queued in the key's shard; under
+// WithTicker, at the next tick), not when the timer's slot comes up. It
 // returns nil when key has no timer, ErrArgument for a key SetTimer refuses and
 // ErrClosed after Stop. A callback that has already started (or been handed
 // to a worker) is not recalled. O(1).
