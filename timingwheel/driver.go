@@ -46,12 +46,10 @@ type layer[T any] interface {
 	fire(t *Timer[T]) int64
 	// flush runs after each slice of advance work.
 	flush()
-	// take handles a shard index received from the driver's ready
-	// channel: that shard's batch of changes.
-	take(shard int)
-	// takeAll handles every shard's batch, signalled or not, and reports
-	// whether there was any work.
-	takeAll() bool
+	// take handles the batch of changes queued in one shard and reports
+	// whether there was any; fromReady is as for handoff.takeLocked. The
+	// shards are numbered 0 to cap(driver.ready)-1.
+	take(shard int, fromReady bool) bool
 }
 
 // driver is the owner goroutine and the channel that reaches it. It reads
@@ -327,7 +325,7 @@ func (d *driver[T]) run(l layer[T]) {
 			for {
 				d.pickup.Store(next)
 				d.eager.Store(frozen || sleep != nil && next-nowTick > d.lazyTicks)
-				if !l.takeAll() {
+				if !d.takeAll(l) {
 					break
 				}
 				if n := d.w.nextVisit(); n < next {
@@ -382,10 +380,10 @@ func (d *driver[T]) run(l layer[T]) {
 			}
 			d.readClock()
 			for _, i := range shards {
-				l.take(i)
+				l.take(i, true)
 			}
 			shards = shards[:0]
-			l.takeAll()
+			d.takeAll(l) // so commands (Scheduler.Len) come after every batch
 			for i := range batch {
 				l.apply(&batch[i])
 				batch[i] = cmd[T]{} // release what the command referenced
@@ -400,6 +398,16 @@ func (d *driver[T]) run(l layer[T]) {
 		busy = d.w.advance(d.nowNs/d.interval, d.cfg.budget, l.fire)
 		l.flush()
 	}
+}
+
+// takeAll has l take every shard's batch, signalled or not, and reports
+// whether there was any work. Owner only.
+func (d *driver[T]) takeAll(l layer[T]) bool {
+	took := false
+	for i := range cap(d.ready) {
+		took = l.take(i, false) || took
+	}
+	return took
 }
 
 // recovered builds the Panic report for a recovered value.

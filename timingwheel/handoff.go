@@ -42,15 +42,19 @@ func (h *handoff[E]) wantLocked(urgent bool) bool {
 }
 
 // takeLocked returns the list and replaces it with spare, which the owner
-// got back from recycle. fromReady is true when the owner takes the list
-// for the shard's signal, which lets the shard signal again; false when it
-// takes it early (a barrier), and the signal is still in the channel.
+// got back from recycle; an empty list is left in place and nil returned.
+// fromReady is true when the owner takes the list for the shard's signal,
+// which lets the shard signal again; false when it takes it unprompted,
+// and a signal may still be in the channel.
 func (h *handoff[E]) takeLocked(spare []E, fromReady bool) []E {
-	items := h.items
-	h.items = spare[:0]
 	if fromReady {
 		h.signalled = false
 	}
+	if len(h.items) == 0 {
+		return nil
+	}
+	items := h.items
+	h.items = spare[:0]
 	return items
 }
 

@@ -407,37 +407,19 @@ func (k *keyed[K, V]) resolve(n *node[K, V]) int64 {
 	}
 }
 
-// take runs on the owner goroutine when shard i has signalled: it places
-// the shard's pending timers in the wheel.
-func (k *keyed[K, V]) take(i int) { k.takeShard(i, true) }
-
-// takeAll places every shard's pending timers and reports whether there
-// were any. Owner only.
-func (k *keyed[K, V]) takeAll() bool {
-	took := false
-	for i := range k.shards {
-		took = k.takeShard(i, false) || took
-	}
-	return took
-}
-
-// takeShard places shard i's pending timers and reports whether there were
-// any; fromReady is as for handoff.takeLocked. Owner only.
-func (k *keyed[K, V]) takeShard(i int, fromReady bool) bool {
+// take places shard i's pending timers in the wheel and reports whether
+// there were any; fromReady is as for handoff.takeLocked. Owner only.
+func (k *keyed[K, V]) take(i int, fromReady bool) bool {
 	sh := &k.shards[i]
 	sh.mu.Lock()
-	if len(sh.pending.items) == 0 {
-		if fromReady {
-			sh.pending.signalled = false
-		}
-		sh.mu.Unlock()
-		return false
-	}
 	batch := sh.pending.takeLocked(k.spare, fromReady)
 	for _, n := range batch {
 		n.Value.queued = false
 	}
 	sh.mu.Unlock()
+	if batch == nil {
+		return false
+	}
 	w := k.d.w
 	for _, n := range batch {
 		switch want := k.resolve(n); {

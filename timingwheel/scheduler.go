@@ -132,32 +132,16 @@ func (s *Scheduler[T]) queue(c cmd[T]) error {
 	return nil
 }
 
-// take applies shard i's queued commands; from the ready channel, it also
-// lets the shard signal again. Owner only.
-func (s *Scheduler[T]) take(i int) { s.takeShard(i, true) }
-
-// takeAll applies every shard's queued commands and reports whether there
-// were any. Owner only.
-func (s *Scheduler[T]) takeAll() bool {
-	took := false
-	for i := range s.shards {
-		took = s.takeShard(i, false) || took
-	}
-	return took
-}
-
-func (s *Scheduler[T]) takeShard(i int, fromReady bool) bool {
+// take applies shard i's queued commands and reports whether there were
+// any; fromReady is as for handoff.takeLocked. Owner only.
+func (s *Scheduler[T]) take(i int, fromReady bool) bool {
 	sh := &s.shards[i]
 	sh.mu.Lock()
-	if len(sh.pending.items) == 0 {
-		if fromReady {
-			sh.pending.signalled = false
-		}
-		sh.mu.Unlock()
-		return false
-	}
 	batch := sh.pending.takeLocked(s.spare, fromReady)
 	sh.mu.Unlock()
+	if batch == nil {
+		return false
+	}
 	for j := range batch {
 		s.apply(&batch[j])
 	}
@@ -189,9 +173,8 @@ func (s *Scheduler[T]) apply(c *cmd[T]) {
 	case opCancel:
 		s.d.w.cancel(c.timer)
 	case opLen:
-		// Count what was queued before the call, too. The shards keep
-		// their signals: their indices may still be in the ready channel.
-		s.takeAll()
+		// The driver took every shard's batch after receiving this
+		// command, so the count includes what was queued before the call.
 		c.res.n = s.d.w.count
 		close(c.res.done)
 	}
