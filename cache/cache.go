@@ -289,7 +289,7 @@ func (c *Cache[K, V]) Touch(key K) bool {
 // OnEvict call.
 func (c *cache[K, V]) finish(p *pending[K, V]) {
 	if p.arm != nil {
-		c.arm(p.arm, p.armFrom, p.armAt)
+		c.arm(p.arm, p.armAt)
 	}
 	if p.cancel != nil {
 		// An error means the cache was closed meanwhile: nothing to do.
@@ -301,7 +301,8 @@ func (c *cache[K, V]) finish(p *pending[K, V]) {
 }
 
 // arm sends the Schedule command that makes the wheel fire e by its
-// deadline, decided at now under the shard lock.
+// deadline (nanoseconds since origin), decided under the shard lock. The
+// command carries the deadline itself, so arming reads no clock.
 //
 // The wheel's Schedule moves a timer later as well as earlier, and the
 // last Schedule applied wins; commands from different goroutines race, so
@@ -315,12 +316,12 @@ func (c *cache[K, V]) finish(p *pending[K, V]) {
 // the expiry was retired, a Cancel queued behind this Schedule. A later
 // deadline needs no command: the fire callback re-arms for the remainder.
 // Races thus cost a duplicate command, never a timer.
-func (c *cache[K, V]) arm(e *expiry[K, V], now, deadline int64) {
+func (c *cache[K, V]) arm(e *expiry[K, V], deadline int64) {
 	for {
 		if c.beforeArm != nil {
 			c.beforeArm()
 		}
-		if c.sched.Schedule(&e.timer, time.Duration(max(deadline-now, 1))) != nil {
+		if c.sched.ScheduleAt(&e.timer, c.origin.Add(time.Duration(deadline))) != nil {
 			return // closed
 		}
 		n := e.n.Load()
@@ -329,7 +330,7 @@ func (c *cache[K, V]) arm(e *expiry[K, V], now, deadline int64) {
 			return
 		}
 		if d := n.deadline(); d < deadline {
-			deadline, now = d, c.now()
+			deadline = d
 			continue
 		}
 		return

@@ -262,11 +262,10 @@ func (s *shard[K, V]) victimLocked(now int64) (*node[K, V], Reason) {
 // pending is the work a locked mutation leaves for after the unlock: at
 // most one timer to arm, one to cancel and one event to deliver.
 type pending[K comparable, V any] struct {
-	arm     *expiry[K, V] // arm it to fire by armAt
-	armAt   int64         // deadline, nanoseconds since origin
-	armFrom int64         // the time armAt was decided at
-	cancel  *expiry[K, V]
-	event   Event[K, V]
+	arm    *expiry[K, V] // arm it to fire by armAt
+	armAt  int64         // deadline, nanoseconds since origin
+	cancel *expiry[K, V]
+	event  Event[K, V]
 }
 
 // setLocked stores value for key (whose hash is h) with the given deadline
@@ -289,7 +288,7 @@ func (s *shard[K, V]) setLocked(key K, h uint64, value V, now, deadline int64, p
 			// Earlier than the timer may be armed for: re-arm it. A later
 			// deadline is left to the expiry callback, which re-arms the
 			// timer for the remainder when it fires early.
-			p.arm, p.armAt, p.armFrom = n.exp, deadline, now
+			p.arm, p.armAt = n.exp, deadline
 		}
 		return
 	}
@@ -311,7 +310,7 @@ func (s *shard[K, V]) setLocked(key K, h uint64, value V, now, deadline int64, p
 		// node's deadline. Otherwise the timer fires no later than that
 		// deadline, and the expiry callback re-arms it for the remainder,
 		// as for a later deadline on an existing key: no wheel command.
-		p.arm, p.armAt, p.armFrom = n.exp, deadline, now
+		p.arm, p.armAt = n.exp, deadline
 	}
 }
 
@@ -330,7 +329,7 @@ func (s *shard[K, V]) touchLocked(key K, h uint64, now, deadline int64, p *pendi
 	}
 	n.stamp.Store(deadline<<stampShift | markBit) // touched: recently used
 	if deadline < old {
-		p.arm, p.armAt, p.armFrom = n.exp, deadline, now // see setLocked
+		p.arm, p.armAt = n.exp, deadline // see setLocked
 	}
 	return true
 }

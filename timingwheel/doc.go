@@ -26,7 +26,7 @@
 // most about a second, or one interval if that is longer (under
 // WithTicker, until the next tick). Every wake-up of the owner therefore
 // locks each shard (twice: when it wakes and before it sleeps), O(shards)
-// per wake-up. Scheduler's Schedule and Cancel are queued the same
+// per wake-up. Scheduler's Schedule, ScheduleAt and Cancel are queued the same
 // way (by Timer); its Len and the keyed wheel's Drain go to the owner over
 // a buffered channel and wait.
 //

@@ -242,6 +242,17 @@ func (d *driver[T]) callerDeadline(delay time.Duration) int64 {
 	return d.tickAfter(int64(time.Since(d.origin)), delay)
 }
 
+// deadlineAt is callerDeadline for an absolute time: the first tick at or
+// after at, or tick 0 (long passed: the wheel clamps it to its next tick)
+// for a time before the wheel's start. It reads the clock only under
+// WithTicker.
+func (d *driver[T]) deadlineAt(at time.Time) int64 {
+	if d.cfg.ticks != nil {
+		return relative(max(time.Until(at), 0))
+	}
+	return d.tickAfter(0, max(at.Sub(d.origin), 0))
+}
+
 // now returns the current iteration's time.
 func (d *driver[T]) now() time.Time { return d.origin.Add(time.Duration(d.nowNs)) }
 

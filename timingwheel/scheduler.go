@@ -92,6 +92,21 @@ func (s *Scheduler[T]) Schedule(t *Timer[T], delay time.Duration) error {
 	return s.queue(cmd[T]{op: opSchedule, timer: t, when: s.d.callerDeadline(delay)})
 }
 
+// ScheduleAt is Schedule with a deadline instead of a delay: t fires at the
+// first tick at or after at, or on the next tick if at has passed. It reads
+// no clock, so a caller that already holds the current time saves one
+// reading per call. at is compared with the Scheduler's start by its
+// monotonic reading when it has one (times from time.Now and their Add do);
+// under WithTicker, whose time is the ticks received, at counts from
+// time.Now instead. It returns ErrArgument for a nil t and ErrClosed after
+// Stop. O(1), as Schedule.
+func (s *Scheduler[T]) ScheduleAt(t *Timer[T], at time.Time) error {
+	if t == nil {
+		return argError("nil timer")
+	}
+	return s.queue(cmd[T]{op: opSchedule, timer: t, when: s.d.deadlineAt(at)})
+}
+
 // Cancel unschedules t if it is scheduled; a Timer that already fired, or
 // was never scheduled, is left alone. t never fires after Cancel returns
 // (unless scheduled again), but the owner unlinks it, and so stops

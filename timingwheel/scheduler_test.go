@@ -348,3 +348,37 @@ func TestScheduleRacingOwnerSleep(t *testing.T) {
 		}
 	})
 }
+
+// TestScheduleAt: a deadline fires on the first tick at or after it; one
+// that has passed, on the next tick; under WithTicker, on the tick that
+// covers the time from the call to the deadline.
+func TestScheduleAt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newSchedRecorder(t, 8)
+		time.Sleep(3 * time.Millisecond)
+		a, b := &Timer[string]{Value: "a"}, &Timer[string]{Value: "b"}
+		must(t, r.s.ScheduleAt(a, r.start.Add(35*time.Millisecond)))
+		must(t, r.s.ScheduleAt(b, r.start.Add(-time.Hour)))
+		time.Sleep(time.Second)
+		if got, want := names(r.take()), []string{"b@10ms", "a@40ms"}; !slices.Equal(got, want) {
+			t.Errorf("fired %v, want %v", got, want)
+		}
+		if err := r.s.ScheduleAt(nil, time.Now()); !errors.Is(err, ErrArgument) {
+			t.Errorf("ScheduleAt(nil): got %v, want ErrArgument", err)
+		}
+	})
+	synctest.Test(t, func(t *testing.T) {
+		ticks := make(chan time.Time)
+		r := newSchedRecorder(t, 8, WithTicker(ticks))
+		must(t, r.s.ScheduleAt(&Timer[string]{Value: "c"}, time.Now().Add(2*iv+time.Millisecond)))
+		ticks <- time.Time{}
+		ticks <- time.Time{}
+		if got := names(r.take()); len(got) != 0 {
+			t.Errorf("under WithTicker fired %v after two ticks, want nothing before the third", got)
+		}
+		ticks <- time.Time{}
+		if got, want := names(r.take()), []string{"c@0s"}; !slices.Equal(got, want) {
+			t.Errorf("under WithTicker fired %v on the third tick, want %v (no time passes)", got, want)
+		}
+	})
+}
