@@ -131,8 +131,6 @@ func (c *cache[K, V]) shardAt(h uint64) *shard[K, V] {
 	return &c.shards[table.Shard(h, len(c.shards))]
 }
 
-func (c *cache[K, V]) shardOf(key K) *shard[K, V] { return c.shardAt(c.hash(key)) }
-
 // now returns the time since origin in nanoseconds, from the monotonic
 // clock (one vDSO read; the fake clock inside a synctest bubble).
 func (c *cache[K, V]) now() int64 { return int64(time.Since(c.origin)) }

@@ -378,8 +378,6 @@ func (n *namedTB) Fatalf(format string, args ...any) {
 	n.TB.Fatalf("%s: %s", n.name(), fmt.Sprintf(format, args...))
 }
 
-func named(s string) func() string { return func() string { return s } }
-
 // TestWheelClampsPastDeadlines: a deadline at or before the last processed
 // tick fires on the next tick, also when set in the middle of a scan.
 func TestWheelClampsPastDeadlines(t *testing.T) {
