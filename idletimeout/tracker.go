@@ -54,8 +54,8 @@ type tracker struct {
 	// goroutines, so a storm of expiries does not start a goroutine each.
 	reapMu  sync.Mutex
 	reapQ   []verdict // guarded by reapMu
-	reapers int     // guarded by reapMu: reaper goroutines running
-	reapCap int     // most reapers at once
+	reapers int       // guarded by reapMu: reaper goroutines running
+	reapCap int       // most reapers at once
 
 	// Shared trackers (Wrap): key in the shared map, refs guarded by sharedMu.
 	key  *sharedKey
