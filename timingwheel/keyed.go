@@ -2,7 +2,6 @@ package timingwheel
 
 import (
 	"hash/maphash"
-	"math/bits"
 	"reflect"
 	"runtime"
 	"sync"
@@ -93,7 +92,7 @@ type keyed[K comparable, V any] struct {
 	execute  func(K, V)
 	checkKey bool // K can hold values that panic when hashed
 	seed     maphash.Seed
-	shards   []keyShard[K, V]
+	shards   shardSet[keyShard[K, V]]
 
 	// Owner goroutine only.
 	spare []*node[K, V] // the pending list taken from a shard last time
@@ -102,13 +101,6 @@ type keyed[K comparable, V any] struct {
 }
 
 func keyOf[K comparable, V any](n *node[K, V]) K { return n.Value.key }
-
-// shardCount is the number of key-index shards: enough that callers on
-// different cores rarely meet on one lock, few enough that a burst of
-// calls is handed to the owner in large batches.
-func shardCount() int {
-	return 1 << bits.Len(uint(min(max(8*runtime.GOMAXPROCS(0), 8), 256)-1))
-}
 
 // New returns a started TimingWheel that advances every interval over
 // numSlots slots and runs execute for each timer that falls due.
@@ -142,12 +134,8 @@ func New[K comparable, V any](interval time.Duration, numSlots int, execute func
 		execute:  execute,
 		checkKey: mayPanicOnHash(reflect.TypeFor[K]()),
 		seed:     maphash.MakeSeed(),
-		shards:   make([]keyShard[K, V], shardCount()),
 	}
-	for i := range k.shards {
-		k.shards[i].tab.InitSeed(keyOf[K, V], 0, k.seed)
-	}
-	k.d.ready = make(chan int, len(k.shards))
+	k.shards = newShardSet(k.d.shards, func(sh *keyShard[K, V]) { sh.tab.InitSeed(keyOf[K, V], 0, k.seed) })
 	k.exec = executor[dueItem[K, V]]{limit: cfg.concurrency, run: k.runOne}
 	go k.d.run(k)
 	tw := &TimingWheel[K, V]{k: k}
@@ -194,8 +182,10 @@ func (tw *TimingWheel[K, V]) RemoveTimer(key K) error {
 		return ErrClosed
 	}
 	h := maphash.Comparable(k.seed, key)
-	i := table.Shard(h, len(k.shards))
-	sh := &k.shards[i]
+	sh := k.shards.get(table.Shard(h, k.shards.len()))
+	if sh == nil {
+		return nil // no key ever went to this shard
+	}
 	sh.mu.Lock()
 	n := sh.tab.Delete(key, h)
 	notify := false
@@ -206,7 +196,7 @@ func (tw *TimingWheel[K, V]) RemoveTimer(key K) error {
 	}
 	sh.mu.Unlock()
 	if notify {
-		k.d.ready <- i
+		k.d.signal()
 	}
 	if n != nil {
 		k.d.removed()
@@ -224,10 +214,13 @@ func (k *keyed[K, V]) set(key K, value V, delay time.Duration, store bool) error
 	}
 	want := k.d.callerDeadline(delay)
 	h := maphash.Comparable(k.seed, key)
-	i := table.Shard(h, len(k.shards))
-	sh := &k.shards[i]
-	if !store && k.moveLater(key, h, sh, want) {
+	i := table.Shard(h, k.shards.len())
+	sh := k.shards.get(i)
+	if !store && (sh == nil || k.moveLater(key, h, sh, want)) {
 		return nil
+	}
+	if sh == nil {
+		sh = k.shards.open(i)
 	}
 	notify := false
 	sh.mu.Lock()
@@ -254,7 +247,7 @@ func (k *keyed[K, V]) set(key K, value V, delay time.Duration, store bool) error
 	}
 	sh.mu.Unlock()
 	if notify {
-		k.d.ready <- i
+		k.d.signal()
 	}
 	return nil
 }
@@ -318,8 +311,11 @@ func (tw *TimingWheel[K, V]) Drain(fn func(key K, value V)) error {
 func (k *keyed[K, V]) drain() []dueItem[K, V] {
 	var items []dueItem[K, V]
 	w := k.d.w
-	for i := range k.shards {
-		sh := &k.shards[i]
+	for i := range k.shards.len() {
+		sh := k.shards.get(i)
+		if sh == nil {
+			continue
+		}
 		sh.mu.Lock()
 		sh.tab.All(func(n *node[K, V]) bool {
 			items = append(items, dueItem[K, V]{n.Value.key, n.Value.value})
@@ -342,8 +338,11 @@ func (tw *TimingWheel[K, V]) Len() int {
 		return 0
 	}
 	n := 0
-	for i := range k.shards {
-		sh := &k.shards[i]
+	for i := range k.shards.len() {
+		sh := k.shards.get(i)
+		if sh == nil {
+			continue
+		}
 		sh.mu.Lock()
 		n += sh.tab.Len()
 		sh.mu.Unlock()
@@ -359,7 +358,10 @@ func (tw *TimingWheel[K, V]) Has(key K) bool {
 		return false
 	}
 	h := maphash.Comparable(k.seed, key)
-	sh := &k.shards[table.Shard(h, len(k.shards))]
+	sh := k.shards.get(table.Shard(h, k.shards.len()))
+	if sh == nil {
+		return false
+	}
 	sh.mu.Lock()
 	ok := sh.tab.Get(key, h) != nil
 	sh.mu.Unlock()
@@ -408,11 +410,14 @@ func (k *keyed[K, V]) resolve(n *node[K, V]) int64 {
 }
 
 // take places shard i's pending timers in the wheel and reports whether
-// there were any; fromReady is as for handoff.takeLocked. Owner only.
-func (k *keyed[K, V]) take(i int, fromReady bool) bool {
-	sh := &k.shards[i]
+// there were any. Owner only.
+func (k *keyed[K, V]) take(i int) bool {
+	sh := k.shards.get(i)
+	if sh == nil {
+		return false
+	}
 	sh.mu.Lock()
-	batch := sh.pending.takeLocked(k.spare, fromReady)
+	batch := sh.pending.takeLocked(k.spare)
 	for _, n := range batch {
 		n.Value.queued = false
 	}
@@ -449,7 +454,7 @@ func (k *keyed[K, V]) fire(n *node[K, V]) int64 {
 	if want := k.resolve(n); want == dead || want > now {
 		return max(want, 0) // relink at want, or drop a removed timer
 	}
-	sh := &k.shards[n.Value.shard]
+	sh := k.shards.get(int(n.Value.shard))
 	sh.mu.Lock()
 	for {
 		want := n.Value.want.Load()

@@ -49,7 +49,7 @@ type config struct {
 func defaultConfig() config {
 	return config{
 		concurrency: runtime.GOMAXPROCS(0),
-		buffer:      1024,
+		buffer:      16,
 		budget:      2048,
 		onPanic:     logPanic,
 	}
@@ -102,11 +102,12 @@ func WithConcurrency(n int) Option { return func(c *config) { c.concurrency = n 
 func WithInline() Option { return func(c *config) { c.inline = true } }
 
 // WithBuffer sets how many commands may be queued for the owner goroutine
-// before their callers wait: Scheduler.Len and the keyed wheel's Drain.
-// Every other method (SetTimer, MoveTimer, RemoveTimer, Len and Has of the
-// keyed wheel; Schedule and Cancel of a Scheduler) hands its work over in
-// per-shard batches and never waits. The default is 1024; 0
-// makes every command a rendezvous with the owner.
+// before their callers wait: Scheduler.Len and the keyed wheel's Drain,
+// which wait for their answer anyway. Every other method (SetTimer,
+// MoveTimer, RemoveTimer, Len, Has and Remaining of the keyed wheel;
+// Schedule and Cancel of a Scheduler) hands its work over in per-shard
+// batches and never waits. The default is 16; 0 makes every command a
+// rendezvous with the owner.
 func WithBuffer(n int) Option { return func(c *config) { c.buffer = n } }
 
 // WithBatch sets how many timers the owner examines before it serves queued
