@@ -159,12 +159,23 @@ func (d *driver[T]) resolve(want int64) int64 {
 	return d.after(time.Duration(relativeTop - want))
 }
 
+// MaxSlots is the largest numSlots that New and NewScheduler accept. Each
+// slot costs a few dozen bytes whether or not it holds a timer, and delays
+// longer than a rotation are exact anyway, so more slots buy nothing.
+const MaxSlots = 1 << 20
+
 func validateWheel(interval time.Duration, numSlots int) error {
-	if interval <= 0 {
+	switch {
+	case interval <= 0:
 		return argError("interval %v, want > 0", interval)
-	}
-	if numSlots <= 0 {
+	case interval > maxDelay:
+		// Deadlines are rounded up to whole intervals: a longer one would
+		// overflow the rounding.
+		return argError("interval %v, want <= %v", interval, maxDelay)
+	case numSlots <= 0:
 		return argError("numSlots %d, want > 0", numSlots)
+	case numSlots > MaxSlots:
+		return argError("numSlots %d, want <= %d (MaxSlots)", numSlots, MaxSlots)
 	}
 	return nil
 }
@@ -278,18 +289,37 @@ func (d *driver[T]) readClock() {
 
 // run is the owner goroutine.
 func (d *driver[T]) run(l layer[T]) {
+	returned := false
 	defer func() {
+		if !returned {
+			// A callback running on this goroutine (a Scheduler's fire,
+			// or execute under WithInline) called runtime.Goexit, and has
+			// been reported. The wheel is consistent between any two
+			// timers it hands out, so a new owner goroutine carries on.
+			go d.run(l)
+			return
+		}
 		// Unschedule whatever is left, so a stopped wheel holds no links
 		// into its callers' Timers and they can be scheduled elsewhere.
 		d.w.drain(func(*Timer[T]) {})
 		close(d.done)
 	}()
+	d.loop(l)
+	returned = true
+}
+
+// loop is the body of run; it returns when Stop is called.
+func (d *driver[T]) loop(l layer[T]) {
 	var (
-		sleep  *time.Timer
-		wake   <-chan time.Time
-		armed  = int64(never) // tick sleep is set for
-		batch  = make([]cmd[T], 0, 4) // only Len and Drain send commands
-		busy   bool // advance has more work for ticks already passed
+		sleep *time.Timer
+		wake  <-chan time.Time
+		armed = int64(never)         // tick sleep is set for
+		batch = make([]cmd[T], 0, 4) // only Len and Drain send commands
+		// busy: advance has more work for ticks already passed. It starts
+		// true so that an owner taking over after a Goexit first finishes
+		// what its predecessor left: the rest of a slice, the callbacks
+		// of timers already fired.
+		busy   = true
 		nudged bool // a removal is waiting (see removed)
 		ticks  = d.cfg.ticks
 	)
@@ -297,6 +327,7 @@ func (d *driver[T]) run(l layer[T]) {
 		sleep = time.NewTimer(time.Hour)
 		sleep.Stop()
 		wake = sleep.C
+		defer sleep.Stop()
 	}
 	for {
 		d.loops.Add(1)
@@ -421,7 +452,12 @@ func (d *driver[T]) takeAll(l layer[T]) bool {
 	return took
 }
 
-// recovered builds the Panic report for a recovered value.
+// recovered builds the Panic report for a callback that did not return:
+// r is what recover returned, nil for a runtime.Goexit (a panic(nil)
+// recovers as a *runtime.PanicNilError).
 func recovered(key, r any) Panic {
+	if r == nil {
+		r = ErrGoexit
+	}
 	return Panic{Key: key, Recovered: r, Stack: debug.Stack()}
 }

@@ -97,6 +97,7 @@ type keyed[K comparable, V any] struct {
 	// Owner goroutine only.
 	spare []*node[K, V] // the pending list taken from a shard last time
 	fired []dueItem[K, V]
+	ran   int // WithInline: fired[:ran] have been run (see flush)
 	exec  executor[dueItem[K, V]]
 }
 
@@ -115,9 +116,9 @@ func keyOf[K comparable, V any](n *node[K, V]) K { return n.Value.key }
 // except Drain and Stop under WithInline. A panic in execute is recovered
 // and reported to the panic handler; other timers are not affected.
 //
-// New returns an error wrapping ErrArgument for interval <= 0,
-// numSlots <= 0, a nil execute or an invalid option. Call Stop to release
-// the owner goroutine.
+// New returns an error wrapping ErrArgument for interval <= 0 or above
+// about 146 years, numSlots <= 0 or above MaxSlots, a nil execute or an
+// invalid option. Call Stop to release the owner goroutine.
 func New[K comparable, V any](interval time.Duration, numSlots int, execute func(key K, value V), opts ...Option) (*TimingWheel[K, V], error) {
 	if err := validateWheel(interval, numSlots); err != nil {
 		return nil, err
@@ -293,8 +294,12 @@ func (sh *keyShard[K, V]) enqueueLocked(n *node[K, V], urgent bool) (notify bool
 // Drain removes every pending timer and then calls fn(key, value) for each,
 // on the calling goroutine, in no particular order. Timers set concurrently
 // with Drain may or may not be included; none is lost. fn may call the
-// wheel. Drain returns ErrClosed after Stop.
+// wheel. Drain returns an error wrapping ErrArgument for a nil fn, with
+// nothing removed, and ErrClosed after Stop.
 func (tw *TimingWheel[K, V]) Drain(fn func(key K, value V)) error {
+	if fn == nil {
+		return argError("nil Drain func")
+	}
 	var items []dueItem[K, V]
 	if _, err := tw.k.d.call(cmd[entry[K, V]]{op: opRun, fn: func() { items = tw.k.drain() }}); err != nil {
 		return err
@@ -483,23 +488,33 @@ func (k *keyed[K, V]) flush() {
 		return
 	}
 	if k.d.cfg.inline {
-		for _, it := range k.fired {
+		// Each item leaves the list before it runs: after a Goexit in
+		// one, the new owner goroutine's first flush runs the rest.
+		for k.ran < len(k.fired) {
+			it := k.fired[k.ran]
+			k.fired[k.ran] = dueItem[K, V]{}
+			k.ran++
 			k.runOne(it)
 		}
+		k.ran = 0
 	} else {
 		k.exec.submit(k.fired)
+		clear(k.fired)
 	}
-	clear(k.fired)
 	k.fired = k.fired[:0]
 }
 
+// runOne runs execute for one fired timer and reports a panic or a Goexit
+// (see Panic).
 func (k *keyed[K, V]) runOne(it dueItem[K, V]) {
+	returned := false
 	defer func() {
-		if r := recover(); r != nil {
-			k.d.cfg.onPanic(recovered(it.key, r))
+		if !returned {
+			k.d.cfg.onPanic(recovered(it.key, recover()))
 		}
 	}()
 	k.execute(it.key, it.value)
+	returned = true
 }
 
 // mayPanicOnHash reports whether values of type t can panic when used as map

@@ -196,14 +196,19 @@ func (s *Scheduler[T]) apply(c *cmd[T]) {
 	}
 }
 
+// fire calls the fire callback for t and reports a panic or a Goexit (see
+// Panic); t then stays unscheduled.
 func (s *Scheduler[T]) fire(t *Timer[T]) (rearm int64) {
+	returned := false
 	defer func() {
-		if r := recover(); r != nil {
+		if !returned {
 			rearm = 0
-			s.d.cfg.onPanic(recovered(t.Value, r))
+			s.d.cfg.onPanic(recovered(t.Value, recover()))
 		}
 	}()
-	if d := s.onFire(t, s.d.now()); d > 0 {
+	d := s.onFire(t, s.d.now())
+	returned = true
+	if d > 0 {
 		return s.d.after(d)
 	}
 	return 0
