@@ -19,6 +19,12 @@ import (
 // one with New; all methods are safe for concurrent use. See the package
 // documentation for the model and guarantees.
 //
+// A key that is not equal to itself (a float NaN, or a struct, array or
+// interface holding one) could never be found again, so it is never
+// stored: writes of it do nothing (OnEvict is not called), Get, Touch and
+// Delete find nothing, and Take calls fetch every time, alone, and returns
+// its result without storing it. Such keys never count towards Limit.
+//
 // A Cache holds two goroutines at most (the expiry engine and, with
 // OnEvict, the delivery of Expired events). Close stops them; a Cache that
 // becomes unreachable without Close is closed by a cleanup after a garbage
@@ -34,6 +40,10 @@ type cache[K comparable, V any] struct {
 	shards []shard[K, V]
 	seed   maphash.Seed // one hash picks the shard and the table slot
 	reads  readCounters
+
+	// nanKeys: K can hold a value not equal to itself (a NaN), which is
+	// never stored (see unstorable).
+	nanKeys bool
 
 	ttl    time.Duration
 	jitter float64
@@ -69,6 +79,7 @@ func New[K comparable, V any](opts Options[K, V]) (*Cache[K, V], error) {
 		res:     opts.Resolution,
 		onEvict: opts.OnEvict,
 		closed:  make(chan struct{}),
+		nanKeys: !table.SelfEqual[K](),
 	}
 	c.reads.init(runtime.GOMAXPROCS(0))
 	inline := !hasPointers(reflect.TypeFor[V]())
@@ -130,6 +141,13 @@ func (c *cache[K, V]) hash(key K) uint64 { return maphash.Comparable(c.seed, key
 func (c *cache[K, V]) shardAt(h uint64) *shard[K, V] {
 	return &c.shards[table.Shard(h, len(c.shards))]
 }
+
+// unstorable reports whether key is not equal to itself (a float NaN, or a
+// struct, array or interface holding one). Such a key could never be found
+// again, so it is never stored: a write of it is dropped and a Take of it
+// loads without sharing or storing. Keeping it out of the shards keeps
+// every entry findable by its key, which removal relies on.
+func (c *cache[K, V]) unstorable(key K) bool { return c.nanKeys && key != key }
 
 // now returns the time since origin in nanoseconds, from the monotonic
 // clock (one vDSO read; the fake clock inside a synctest bubble).
@@ -253,6 +271,9 @@ func (c *Cache[K, V]) SetWithExpire(key K, value V, ttl time.Duration) {
 }
 
 func (c *cache[K, V]) set(key K, value V, ttl time.Duration) {
+	if c.unstorable(key) {
+		return
+	}
 	h := c.hash(key)
 	s := c.shardAt(h)
 	var p pending[K, V]
@@ -371,16 +392,16 @@ func (c *cache[K, V]) delete(key K) {
 func (c *cache[K, V]) fire(t *timingwheel.Timer[*expiry[K, V]], now time.Time) time.Duration {
 	e := t.Value
 	at := int64(now.Sub(c.origin))
+	s := e.s // an expiry never leaves its shard
 	for {
 		n := e.n.Load()
 		if n == nil {
 			return 0 // retired: deleted, or closed
 		}
-		h := c.hash(n.key) // the key never changes
-		s := c.shardAt(h)
+		h := c.hash(n.key) // the key never changes; its slot in s.tab
 		s.mu.Lock()
 		if e.n.Load() != n {
-			// Handed over to another node (of the same shard) or retired
+			// Handed over to another node of the shard, or retired
 			// meanwhile: look again.
 			s.mu.Unlock()
 			continue

@@ -63,12 +63,14 @@ type node[K comparable, V any] struct {
 //
 // Ownership. timer's links and deadline belong to the wheel's owner
 // goroutine; timer.Value (the back pointer) is written once before the
-// first Schedule. n is written with the shard lock held, atomically,
+// first Schedule, and so is s: the expiry callback finds the shard there,
+// never by hashing a key again. n is written with the shard lock held, atomically,
 // because the expiry callback and arm load it without the lock; it is nil
 // once the expiry is retired (its node deleted or expired).
 type expiry[K comparable, V any] struct {
 	timer timingwheel.Timer[*expiry[K, V]]
 	n     atomic.Pointer[node[K, V]]
+	s     *shard[K, V] // the shard of every node it times; set once
 }
 
 const (
@@ -146,7 +148,7 @@ func (s *shard[K, V]) init(limit int, inline bool, seed maphash.Seed) {
 // the given deadline, timed by e (a new expiry if e is nil).
 func (s *shard[K, V]) newNodeLocked(key K, value V, deadline int64, e *expiry[K, V]) *node[K, V] {
 	if e == nil {
-		e = new(expiry[K, V])
+		e = &expiry[K, V]{s: s}
 		e.timer.Value = e
 	}
 	n := &node[K, V]{key: key, exp: e}

@@ -86,6 +86,17 @@ func (c *cache[K, V]) take(ctx context.Context, key K, ttl time.Duration, fetch 
 
 	s := c.shardAt(h)
 	var zero V
+	if c.unstorable(key) {
+		// No later Take could find this load, nor the entry it would
+		// store: load for this caller alone, store nothing.
+		select {
+		case <-c.closed:
+			return zero, ErrClosed
+		default:
+		}
+		c.reads.miss()
+		return c.load(ctx, s, key, h, ttl, &call[V]{done: make(chan struct{}), stale: true}, fetch)
+	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
