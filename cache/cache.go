@@ -54,6 +54,7 @@ type cache[K comparable, V any] struct {
 	sched   *timingwheel.Scheduler[*expiry[K, V]]
 	notify  *notifier[K, V] // nil without OnEvict
 	onEvict func(Event[K, V])
+	onPanic func(Panic[K, V])
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -78,6 +79,7 @@ func New[K comparable, V any](opts Options[K, V]) (*Cache[K, V], error) {
 		name:    opts.Name,
 		res:     opts.Resolution,
 		onEvict: opts.OnEvict,
+		onPanic: opts.OnPanic,
 		closed:  make(chan struct{}),
 		nanKeys: !table.SelfEqual[K](),
 	}
@@ -101,15 +103,18 @@ func New[K comparable, V any](opts Options[K, V]) (*Cache[K, V], error) {
 		return nil, err // not reachable with validated options
 	}
 	c.sched = sched
+	if c.onPanic == nil {
+		c.onPanic = c.logPanic
+	}
 	if opts.OnEvict != nil {
-		c.notify = newNotifier(opts.OnEvict)
+		c.notify = newNotifier(c.evict)
 	}
 	w := &Cache[K, V]{c: c}
 	if !bubble.Inside() {
 		// A cleanup runs outside every synctest bubble and must not touch a
 		// bubble's channels; inside one, the bubble reports a cache left
 		// open when its test ends.
-		runtime.AddCleanup(w, func(c *cache[K, V]) { c.close() }, c)
+		runtime.AddCleanup(w, (*cache[K, V]).cleanup, c)
 	}
 	return w, nil
 }
@@ -321,7 +326,7 @@ func (c *cache[K, V]) finish(p *pending[K, V]) {
 		_ = c.sched.Cancel(&p.cancel.timer)
 	}
 	if p.event.Reason != 0 && c.onEvict != nil {
-		c.onEvict(p.event)
+		c.evict(p.event)
 	}
 }
 
@@ -480,14 +485,21 @@ func (c *Cache[K, V]) String() string {
 // (loads already running finish and hand their result to their callers
 // without storing it), and Stats keeps returning the final counters.
 func (c *Cache[K, V]) Close() error {
-	if !c.c.close() {
+	if !c.c.close(true) {
 		return ErrClosed
 	}
 	return nil
 }
 
+// cleanup closes a Cache that became unreachable. It runs on the runtime's
+// cleanup goroutine, which it must not hold up with user code: it does not
+// wait for the delivery of queued Expired events, which goes on until the
+// queue is empty, and then the delivery goroutine exits.
+func (c *cache[K, V]) cleanup() { c.close(false) }
+
 // close shuts everything down once and reports whether this call did it.
-func (c *cache[K, V]) close() bool {
+// With wait, it returns once queued Expired events have been delivered.
+func (c *cache[K, V]) close(wait bool) bool {
 	first := false
 	c.closeOnce.Do(func() {
 		first = true
@@ -504,7 +516,7 @@ func (c *cache[K, V]) close() bool {
 			s.mu.Unlock()
 		}
 		if c.notify != nil {
-			c.notify.stop()
+			c.notify.stop(wait)
 		}
 	})
 	return first
