@@ -128,7 +128,8 @@ type shard[K comparable, V any] struct {
 	lru    node[K, V] // sentinel: lru.next is the most recently written
 	limit  int        // 0 = unbounded
 	inline bool       // V has no pointers: first values go inline
-	calls  map[K]*call[V]
+	calls  map[K]*call[V] // loads in flight; nil when none since a burst
+	peak   int            // most loads in flight since calls was made
 	closed bool
 
 	loads, loadErrors                   uint64
@@ -372,6 +373,25 @@ func (s *shard[K, V]) staleLoadLocked(key K) {
 	}
 	if c := s.calls[key]; c != nil {
 		c.stale = true
-		delete(s.calls, key)
+		s.endCallLocked(key)
+	}
+}
+
+// startCallLocked records cl as the load in flight for key.
+func (s *shard[K, V]) startCallLocked(key K, cl *call[V]) {
+	if s.calls == nil {
+		s.calls = make(map[K]*call[V])
+	}
+	s.calls[key] = cl
+	s.peak = max(s.peak, len(s.calls))
+}
+
+// endCallLocked forgets the load in flight for key. A map never shrinks,
+// so once a burst of loads (more than fit in a map's first group) is over,
+// the map is dropped; a few loads at a time keep reusing it.
+func (s *shard[K, V]) endCallLocked(key K) {
+	delete(s.calls, key)
+	if len(s.calls) == 0 && s.peak > 8 {
+		s.calls, s.peak = nil, 0
 	}
 }

@@ -119,11 +119,8 @@ func (c *cache[K, V]) take(ctx context.Context, key K, ttl time.Duration, fetch 
 			return zero, ctx.Err()
 		}
 	}
-	if s.calls == nil {
-		s.calls = make(map[K]*call[V])
-	}
 	cl := &call[V]{done: make(chan struct{})}
-	s.calls[key] = cl
+	s.startCallLocked(key, cl)
 	s.mu.Unlock()
 	return c.load(ctx, s, key, h, ttl, cl, fetch)
 }
@@ -170,7 +167,7 @@ func (c *cache[K, V]) complete(s *shard[K, V], key K, h uint64, ttl time.Duratio
 	}
 	s.mu.Lock()
 	if !cl.stale {
-		delete(s.calls, key)
+		s.endCallLocked(key)
 	}
 	s.loads++
 	if err != nil {
