@@ -125,9 +125,9 @@ type shard[K comparable, V any] struct {
 	tab table.Table[K, node[K, V]]
 
 	// Guarded by mu.
-	lru    node[K, V] // sentinel: lru.next is the most recently written
-	limit  int        // 0 = unbounded
-	inline bool       // V has no pointers: first values go inline
+	lru    node[K, V]     // sentinel: lru.next is the most recently written
+	limit  int            // 0 = unbounded
+	inline bool           // V has no pointers: first values go inline
 	calls  map[K]*call[V] // loads in flight; nil when none since a burst
 	peak   int            // most loads in flight since calls was made
 	closed bool
