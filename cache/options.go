@@ -74,10 +74,21 @@ type Options[K comparable, V any] struct {
 	// delivered, in expiry order, by one goroutine the cache owns, so a slow
 	// OnEvict never stalls expiry; Close delivers those still queued before
 	// it returns. OnEvict may therefore run concurrently with itself and
-	// must be safe for concurrent use. It must not call Close. A panic in
-	// OnEvict propagates: to the caller for call-driven events, and out of
-	// the delivery goroutine (ending the program) for Expired ones.
+	// must be safe for concurrent use. It must not call Close.
+	//
+	// A panic in OnEvict is recovered and reported to OnPanic, as the timing
+	// wheel does for its callbacks: the call that caused the event returns
+	// normally, and the delivery of Expired events goes on. A
+	// runtime.Goexit in OnEvict (t.FailNow in a test) ends the goroutine
+	// that ran it: the caller's for call-driven events; for Expired ones,
+	// a new delivery goroutine takes over, so later events are still
+	// delivered.
 	OnEvict func(Event[K, V])
+
+	// OnPanic receives the panics recovered from OnEvict, on the goroutine
+	// that ran OnEvict, and must not panic itself. nil means the default:
+	// log the panic and its stack with log/slog at error level.
+	OnPanic func(Panic[K, V])
 }
 
 // validate checks o and fills in defaults.
