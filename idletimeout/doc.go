@@ -44,16 +44,23 @@
 //     wheel fires on ticks. Scheduling delay comes on top.
 //   - Event.Idle is a lower bound: at least the timeout, at most one
 //     Resolution short of the true idle time.
-//   - A Write that blocks (the peer does not read) refreshes only when it
-//     returns, so a connection whose only activity is a Write blocked for
-//     longer than the timeout is reaped as idle. SetDeadline and friends
-//     pass straight through and are never used for idle tracking.
-//   - Zero-copy paths survive the wrapper. ReadFrom keeps sendfile for
-//     regular files, refreshing the connection every 256 KiB. On Linux,
-//     ReadFrom and WriteTo between TCP connections (bare or wrapped) splice,
-//     in steps sized to the bytes already queued on the source, each
-//     followed by a refresh, so an interactive stream never looks idle.
-//     Other copies go through Read and Write.
+//   - Progress is activity. A Write of more than 64 KiB on a TCP or Unix
+//     socket (Unix systems) refreshes the connection each time the kernel
+//     accepts a part of it, so a peer reading slowly but steadily keeps
+//     even one huge Write alive; a peer that stops reading does not, and
+//     the blocked Write fails with an [*IdleError] once the connection is
+//     reaped. Other Writes refresh when they return. SetDeadline and
+//     friends pass straight through and are never used for idle tracking.
+//   - No copy bypasses tracking, and zero-copy paths survive the wrapper.
+//     ReadFrom keeps sendfile for regular files (io.Copy(conn, file)
+//     too), refreshing the connection every 64 KiB. On Linux, ReadFrom and
+//     WriteTo between TCP connections (bare or wrapped) splice, in steps
+//     sized to the bytes already queued on the source (at most 64 KiB),
+//     each followed by a refresh, so an interactive stream never looks
+//     idle. SyscallConn's raw connection refreshes as its callbacks run and
+//     keeps the socket from os.File's own sendfile and splice. Other copies
+//     go through Read and Write. A peer moving 64 KiB per timeout is never
+//     idle.
 //   - Closing a connection cancels its timer at once; Release (and the
 //     net/http hook [ConnState] for hijacked connections) does too.
 //

@@ -1,6 +1,7 @@
 package idletimeout
 
 import (
+	"errors"
 	"log/slog"
 	"math"
 	"math/bits"
@@ -41,6 +42,7 @@ type tracker struct {
 	clock   timingwheel.Timer[*Conn] // the clock timer; Value is nil
 	clockOn atomic.Bool              // clock timer scheduled or firing
 	tracked atomic.Int64             // tracked connections
+	stopped atomic.Bool              // stop was called: track fails
 
 	// Owner goroutine only (and the constructor, before the owner starts).
 	ring []publication
@@ -80,7 +82,7 @@ func ringSize(s *settings) int64 {
 	if !s.enabled() {
 		return 0
 	}
-	ratio := (s.maxT + int64(s.res) - 1) / int64(s.res)
+	ratio := ceilDiv(s.maxT, int64(s.res))
 	return int64(1) << bits.Len64(uint64(ratio+8))
 }
 
@@ -113,6 +115,7 @@ func (t *tracker) since() int64 { return int64(time.Since(t.origin)) }
 // stop stops the wheel and waits for event goroutines. Idempotent. It must
 // not be called from an event goroutine of t.
 func (t *tracker) stop() {
+	t.stopped.Store(true)
 	if t.sched != nil {
 		t.sched.Stop()
 	}
@@ -245,14 +248,16 @@ func (t *tracker) check(c *Conn, nowNs int64) time.Duration {
 		if base[r] != c.base[r] {
 			c.base[r], c.fired[r] = base[r], 0
 		}
-		at[r] = base[r] + s.timeout[r]*int64(c.fired[r]+1)
+		// Saturating: a timeout near math.MaxInt64 means never, not a
+		// wrap to the past.
+		at[r] = addSat(base[r], mulSat(s.timeout[r], int64(c.fired[r]+1)))
 		if at[r] <= nowNs && (due == 0 || at[r] < at[due]) {
 			due = r
 		}
 	}
 	if due != 0 {
 		c.fired[due]++
-		at[due] += s.timeout[due]
+		at[due] = addSat(at[due], s.timeout[due])
 		v := verdict{Event{Conn: c, Reason: due, Idle: time.Duration(nowNs - base[due]), Count: c.fired[due]}, rs, ws}
 		if s.onIdle == nil {
 			t.queueReap(v)
@@ -334,8 +339,12 @@ func (t *tracker) ask(f func(Event) Action, ev Event) (act Action) {
 	return f(ev)
 }
 
-// track wraps inner and starts tracking it.
+// track wraps inner and starts tracking it. It fails with errStopped after
+// stop.
 func (t *tracker) track(inner net.Conn, s *settings) (*Conn, error) {
+	if t.stopped.Load() {
+		return nil, errStopped
+	}
 	c := &Conn{inner: inner, tr: t, cfg: s}
 	c.timer.Value = c
 	now := t.since()
@@ -356,6 +365,9 @@ func (t *tracker) track(inner net.Conn, s *settings) (*Conn, error) {
 	}
 	return c, nil
 }
+
+// errStopped is track's error after stop; callers return net.ErrClosed.
+var errStopped = errors.New("idletimeout: tracker stopped")
 
 // untrack is called once per connection leaving tracking.
 func (t *tracker) untrack() {
