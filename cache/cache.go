@@ -135,11 +135,17 @@ func (c *cache[K, V]) shardAt(h uint64) *shard[K, V] {
 // clock (one vDSO read; the fake clock inside a synctest bubble).
 func (c *cache[K, V]) now() int64 { return int64(time.Since(c.origin)) }
 
-// lifetime applies jitter and the cap to a positive ttl.
+// lifetime applies jitter and the cap to a positive ttl. It saturates: a
+// ttl near math.MaxInt64 times a jitter factor above 1 is capped at maxTTL,
+// never converted from an out-of-range float (which wraps negative).
 func (c *cache[K, V]) lifetime(ttl time.Duration) int64 {
 	if c.jitter > 0 {
 		f := 1 + c.jitter*(2*rand.Float64()-1)
-		ttl = time.Duration(float64(ttl) * f)
+		if x := float64(ttl) * f; x < float64(maxTTL) {
+			ttl = time.Duration(x)
+		} else {
+			ttl = maxTTL
+		}
 	}
 	return int64(min(max(ttl, 1), maxTTL))
 }

@@ -25,7 +25,8 @@ const (
 	// minResolution and maxResolution bound the default wheel interval.
 	minResolution = 10 * time.Millisecond
 	maxResolution = time.Second
-	// maxTTL caps TTLs so that deadline<<1 never overflows: about 36 years.
+	// maxTTL caps TTLs, after jitter, so that a deadline shifted into a
+	// node's stamp (deadline<<stampShift) never overflows: about 36 years.
 	maxTTL = time.Duration(1 << 60)
 )
 
@@ -34,7 +35,9 @@ const (
 type Options[K comparable, V any] struct {
 	// TTL is the time to live of entries written by Set and Take: an entry
 	// is never returned after TTL (times the jitter factor, see Jitter) has
-	// passed since it was last written. It must be positive.
+	// passed since it was last written. It must be positive. Every TTL,
+	// this one or a per-call ttl, is capped at about 36 years after jitter,
+	// so math.MaxInt64 means "until evicted or deleted".
 	TTL time.Duration
 
 	// Limit is the maximum number of entries. When an insertion would

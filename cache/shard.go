@@ -238,26 +238,36 @@ func (s *shard[K, V]) count(reason Reason) {
 // victimLocked picks the entry to evict from a full shard, CLOCK style:
 // starting at the LRU tail, an unexpired entry read since it was written
 // (or last spared) loses its mark and moves to the head; the first entry
-// without a mark, or already expired, is the victim. Each entry is spared
-// at most once per call, so the loop ends within len+1 steps; the marks it
-// clears were each paid for by a read. The shard must not be empty.
+// without a mark, or already expired, is the victim. The shard must not be
+// empty.
 //
-// A reader may set a mark concurrently; clearing it with And rather than
-// a store loses nothing but that read's mark, never a deadline bit.
+// Readers set marks without the lock, so they can re-mark entries behind
+// the scan; the scan therefore makes at most one pass: after sparing as
+// many entries as the shard holds, it evicts the tail, whatever its mark.
+// Each mark cleared was paid for by a read, so the scan is amortized O(1)
+// and never longer than the shard. Clearing a mark with And rather than a
+// store loses nothing but a concurrent read's mark, never a deadline bit.
 func (s *shard[K, V]) victimLocked(now int64) (*node[K, V], Reason) {
-	for {
+	for spared := 0; ; spared++ {
 		n := s.lru.prev
 		st := n.stamp.Load()
 		if st>>stampShift <= now {
 			return n, Expired
 		}
-		if st&markBit == 0 {
+		if st&markBit == 0 || spared >= s.tab.Len() {
 			return n, Evicted
 		}
 		n.stamp.And(^int64(markBit))
 		s.moveToFrontLocked(n)
+		if afterSpare != nil {
+			afterSpare()
+		}
 	}
 }
+
+// afterSpare, when set by a test, runs after each entry the victim scan
+// spares, with the shard lock held.
+var afterSpare func()
 
 // pending is the work a locked mutation leaves for after the unlock: at
 // most one timer to arm, one to cancel and one event to deliver.

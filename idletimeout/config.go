@@ -46,7 +46,12 @@ type Config struct {
 	// OnIdle, if not nil, is called when a timeout expires, and its result
 	// decides the connection's fate: Close (also the zero Action) closes
 	// it, Keep leaves it open and calls OnIdle again after every further
-	// timeout of idleness, like Netty's IdleStateHandler. It runs on a new
+	// timeout of idleness, like Netty's IdleStateHandler. Close is called
+	// off if the connection was active while OnIdle ran (a Read or Write
+	// moved a byte, or Touch, Pause, Resume or Release was called, by
+	// OnIdle itself too): the timeouts then run from that activity. To
+	// close regardless, for instance after writing a farewell, call
+	// Event.Conn.Close in OnIdle. It runs on a new
 	// goroutine, never on the wheel's, so it may block and may call any
 	// method of the Conn or Listener except Listener.Close. A panic in it is
 	// recovered, logged with log/slog, counted in Stats.Panics, and the

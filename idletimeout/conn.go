@@ -19,7 +19,8 @@ import (
 var ErrIdle = errors.New("idletimeout: connection closed after idle timeout")
 
 // IdleError is the error of an I/O call on a Conn that was closed for
-// idleness. It wraps ErrIdle and implements net.Error with Timeout true.
+// idleness. It wraps both ErrIdle and the wrapped connection's error, and
+// implements net.Error with Timeout true.
 type IdleError struct {
 	Op     string // "read", "write", ...
 	Reason Reason // the timeout that expired
@@ -31,8 +32,14 @@ func (e *IdleError) Error() string {
 	return fmt.Sprintf("idletimeout: %s: connection closed after %s timeout", e.Op, e.Reason)
 }
 
-// Unwrap returns ErrIdle.
-func (e *IdleError) Unwrap() error { return ErrIdle }
+// Unwrap returns ErrIdle and Err (when not nil), so errors.Is and
+// errors.As see both.
+func (e *IdleError) Unwrap() []error {
+	if e.Err == nil {
+		return []error{ErrIdle}
+	}
+	return []error{ErrIdle, e.Err}
+}
 
 // Timeout reports true: the connection was closed because a timeout expired.
 func (e *IdleError) Timeout() bool { return true }
@@ -42,9 +49,11 @@ func (e *IdleError) Temporary() bool { return true }
 
 var _ net.Error = (*IdleError)(nil)
 
-// Conn states.
+// Conn states. Pause is a state, not a flag beside it, so that a reap
+// (tracked to closed) and a Pause (tracked to paused) cannot both win.
 const (
 	stateTracked  uint32 = iota + 1 // reaped when idle
+	statePaused                     // tracked, never reaped: Pause
 	stateClosed                     // Close was called, or reaped
 	stateReleased                   // Release was called (e.g. hijacked)
 )
@@ -74,7 +83,6 @@ type Conn struct {
 	cfg   *settings
 
 	rstamp, wstamp atomic.Int64 // activity clock values of the last Read / Write
-	paused         atomic.Bool
 	state          atomic.Uint32
 	reaped         atomic.Uint32 // Reason the Conn was closed for, or 0
 
@@ -151,24 +159,50 @@ func (c *Conn) mapErr(op string, err error) error {
 // wrapped connection, returning its error. Calling Close again calls the
 // wrapped connection's Close again.
 func (c *Conn) Close() error {
-	c.leave(stateClosed, 0)
+	if c.leaveTo(stateClosed) {
+		c.left(stateClosed, 0)
+	}
 	return c.inner.Close()
 }
 
-// reap closes c for idleness: later and pending I/O fails with ErrIdle.
-func (c *Conn) reap(r Reason) {
-	c.reaped.CompareAndSwap(0, uint32(r))
-	if c.leave(stateClosed, r) {
-		c.inner.Close()
+// reap closes c for the idleness the owner found in v, unless c changed
+// since: a Read or Write stamped, or a Touch, Pause, Resume, Close or
+// Release came. Then c stays open, and its timer, still armed, looks again
+// from the new state. It reports whether it closed c.
+//
+// The stamps are compared before the state's compare-and-swap, which also
+// fails if c was paused or left tracking meanwhile; only activity in the
+// few instructions from that comparison to the close escapes it, as it
+// would escape any reaper that closes at some instant.
+func (c *Conn) reap(v verdict) bool {
+	if c.rstamp.Load() != v.rstamp || c.wstamp.Load() != v.wstamp ||
+		!c.state.CompareAndSwap(stateTracked, stateClosed) {
+		return false
+	}
+	c.reaped.Store(uint32(v.Reason)) // before the close that fails pending I/O
+	c.left(stateClosed, v.Reason)
+	c.inner.Close()
+	return true
+}
+
+// leaveTo moves c from tracked or paused to state to and reports whether
+// it did; the caller then calls left.
+func (c *Conn) leaveTo(to uint32) bool {
+	for {
+		s := c.state.Load()
+		if s != stateTracked && s != statePaused {
+			return false
+		}
+		if c.state.CompareAndSwap(s, to) {
+			return true
+		}
 	}
 }
 
-// leave moves a tracked c to state to and cancels its timer; it reports
-// whether c was tracked.
-func (c *Conn) leave(to uint32, reason Reason) bool {
-	if !c.state.CompareAndSwap(stateTracked, to) {
-		return false
-	}
+// left does the bookkeeping of c leaving tracking for state to, once, after
+// the state change: counters, the timer's cancellation, the tracker's
+// count of tracked connections.
+func (c *Conn) left(to uint32, reason Reason) {
 	st := &c.tr.stats
 	st.open.Add(-1)
 	if to == stateReleased {
@@ -183,14 +217,19 @@ func (c *Conn) leave(to uint32, reason Reason) bool {
 		c.tr.sched.Cancel(&c.timer) // ErrClosed after Listener.Close: nothing to cancel
 	}
 	c.tr.untrack()
-	return true
 }
 
 // Release stops tracking c for good: it will never be reaped, and I/O on it
 // no longer costs anything beyond the wrapped connection's. c stays usable
 // and Close still closes it. The net/http hook ConnState calls it for
-// hijacked connections. Calling it again, or after Close, does nothing.
-func (c *Conn) Release() { c.leave(stateReleased, 0) }
+// hijacked connections. Calling it again, or after Close, does nothing. A
+// reap that was decided before Release but comes after it does nothing
+// either.
+func (c *Conn) Release() {
+	if c.leaveTo(stateReleased) {
+		c.left(stateReleased, 0)
+	}
+}
 
 // Touch counts c as active now, as a Read and a Write would. It reads the
 // clock once.
@@ -201,20 +240,22 @@ func (c *Conn) Touch() {
 }
 
 // Pause suspends idle tracking: c is not reaped however long it stays
-// idle, for instance while a request on it is being handled. Pause and
-// Resume do not nest; Pause on a paused Conn does nothing.
-func (c *Conn) Pause() { c.paused.Store(true) }
+// idle, for instance while a request on it is being handled, and a reap
+// decided before Pause but not yet done is called off. Pause and Resume do
+// not nest; Pause on a paused Conn, or one no longer tracked (closed or
+// released), does nothing.
+func (c *Conn) Pause() { c.state.CompareAndSwap(stateTracked, statePaused) }
 
 // Resume ends a Pause, counting c as active now (see Touch), so every
 // timeout starts afresh. Resume on a Conn that is not paused only touches
 // it.
 func (c *Conn) Resume() {
 	c.Touch()
-	c.paused.Store(false)
+	c.state.CompareAndSwap(statePaused, stateTracked)
 }
 
 // Paused reports whether c is paused.
-func (c *Conn) Paused() bool { return c.paused.Load() }
+func (c *Conn) Paused() bool { return c.state.Load() == statePaused }
 
 // LastRead returns when a Read last moved a byte (or c was wrapped,
 // touched or resumed, if later). It is never later than the truth and at

@@ -53,9 +53,9 @@ type tracker struct {
 	// Reaps without an OnIdle (plain closes) queue here for a few reaper
 	// goroutines, so a storm of expiries does not start a goroutine each.
 	reapMu  sync.Mutex
-	reapQ   []Event // guarded by reapMu
-	reapers int     // guarded by reapMu: reaper goroutines running
-	reapCap int     // most reapers at once
+	reapQ   []verdict // guarded by reapMu
+	reapers int       // guarded by reapMu: reaper goroutines running
+	reapCap int       // most reapers at once
 
 	// Shared trackers (Wrap): key in the shared map, refs guarded by sharedMu.
 	key  *sharedKey
@@ -211,18 +211,30 @@ func (t *tracker) bound(sd *side, stamp, nowNs int64) int64 {
 	return max(stamp+t.res, nowNs)
 }
 
+// verdict is the owner's finding that a timeout expired, with the stamps
+// it was drawn from: the connection is closed only if they are unchanged
+// (see Conn.reap).
+type verdict struct {
+	Event
+	rstamp, wstamp int64
+}
+
 // check is a connection's timer firing: it finds which timeouts expired,
-// reports the earliest, and returns when to look again (0: never).
+// reports the earliest, and returns when to look again (0: never). The
+// timer stays armed after a report, so that a reap called off by later
+// activity needs no re-arming; a reap that happens cancels it.
 func (t *tracker) check(c *Conn, nowNs int64) time.Duration {
-	if c.state.Load() != stateTracked {
+	s := c.cfg
+	switch c.state.Load() {
+	case stateTracked:
+	case statePaused:
+		return time.Duration(s.minT)
+	default:
 		return 0
 	}
-	s := c.cfg
-	if c.paused.Load() {
-		return time.Duration(s.minT)
-	}
-	bR := t.bound(&c.rd, c.rstamp.Load(), nowNs)
-	bW := t.bound(&c.wr, c.wstamp.Load(), nowNs)
+	rs, ws := c.rstamp.Load(), c.wstamp.Load()
+	bR := t.bound(&c.rd, rs, nowNs)
+	bW := t.bound(&c.wr, ws, nowNs)
 	base := [numReasons]int64{ReasonIdle: max(bR, bW), ReasonRead: bR, ReasonWrite: bW}
 	var at [numReasons]int64
 	due := Reason(0)
@@ -241,15 +253,15 @@ func (t *tracker) check(c *Conn, nowNs int64) time.Duration {
 	if due != 0 {
 		c.fired[due]++
 		at[due] += s.timeout[due]
-		ev := Event{Conn: c, Reason: due, Idle: time.Duration(nowNs - base[due]), Count: c.fired[due]}
+		v := verdict{Event{Conn: c, Reason: due, Idle: time.Duration(nowNs - base[due]), Count: c.fired[due]}, rs, ws}
 		if s.onIdle == nil {
-			t.queueReap(ev)
-			return 0 // closing
+			t.queueReap(v)
+		} else {
+			// OnIdle may block: each call gets its own goroutine, so one
+			// slow callback never delays another connection's event.
+			t.wg.Add(1)
+			go t.deliver(v)
 		}
-		// OnIdle may block: each call gets its own goroutine, so one slow
-		// callback never delays another connection's event.
-		t.wg.Add(1)
-		go t.deliver(ev)
 	}
 	next := int64(math.MaxInt64)
 	for r := ReasonIdle; r < numReasons; r++ {
@@ -262,9 +274,9 @@ func (t *tracker) check(c *Conn, nowNs int64) time.Duration {
 
 // queueReap hands a plain close to the reaper goroutines, starting one if
 // fewer than reapCap run. Called on the owner goroutine.
-func (t *tracker) queueReap(ev Event) {
+func (t *tracker) queueReap(v verdict) {
 	t.reapMu.Lock()
-	t.reapQ = append(t.reapQ, ev)
+	t.reapQ = append(t.reapQ, v)
 	start := t.reapers < t.reapCap
 	if start {
 		t.reapers++
@@ -287,28 +299,25 @@ func (t *tracker) reaper() {
 			t.reapMu.Unlock()
 			return
 		}
-		ev := t.reapQ[0]
-		t.reapQ[0] = Event{}
+		v := t.reapQ[0]
+		t.reapQ[0] = verdict{}
 		t.reapQ = t.reapQ[1:]
 		t.reapMu.Unlock()
 		t.stats.events.Add(1)
-		ev.Conn.reap(ev.Reason)
+		v.Conn.reap(v)
 	}
 }
 
-// deliver runs on its own goroutine: it asks OnIdle, then closes or keeps.
-func (t *tracker) deliver(ev Event) {
+// deliver runs on its own goroutine: it asks OnIdle, then closes (unless
+// the connection changed meanwhile, see Conn.reap) or keeps.
+func (t *tracker) deliver(v verdict) {
 	defer t.wg.Done()
 	t.stats.events.Add(1)
-	act := Close
-	if f := ev.Conn.cfg.onIdle; f != nil {
-		act = t.ask(f, ev)
-	}
-	if act == Keep {
+	if t.ask(v.Conn.cfg.onIdle, v.Event) == Keep {
 		t.stats.kept.Add(1)
 		return
 	}
-	ev.Conn.reap(ev.Reason)
+	v.Conn.reap(v)
 }
 
 // ask calls OnIdle, recovering and reporting a panic as Close.
