@@ -22,7 +22,9 @@ type (
 	// past it. [*Bucket] is the usual choice; supply your own type for
 	// other statistics (a maximum, a histogram).
 	BucketInterface[T Numerical] interface {
+		// Add records v. The window calls it with its lock held.
 		Add(v T)
+		// Reset empties the bucket for reuse.
 		Reset()
 	}
 
@@ -137,8 +139,8 @@ func (rw *RollingWindow[T, B]) now() int64 {
 // Bucket is the usual bucket of a RollingWindow: the sum and the number of
 // the values added in its interval.
 type Bucket[T Numerical] struct {
-	Sum   T
-	Count int64
+	Sum   T     // the sum of the values added
+	Count int64 // how many values were added
 }
 
 // Add adds v to the sum and counts it.
