@@ -1,0 +1,2 @@
+// Package cron parses cron specs and computes when they next fire.
+package cron
