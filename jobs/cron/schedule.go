@@ -99,8 +99,8 @@ func (s *Schedule) Next(after time.Time) time.Time {
 			wlo = w
 		}
 		c := wc - int64(off)
-		if !stop.IsZero() && c >= stop.Unix() {
-			u = stop.Unix() // not in this period: try the next one
+		if !stop.IsZero() && c >= periodEnd(u, stop) {
+			u = periodEnd(u, stop) // not in this period: try the next one
 			continue
 		}
 		if s.fixed && !start.IsZero() {
@@ -117,6 +117,19 @@ func (s *Schedule) Next(after time.Time) time.Time {
 		return time.Unix(c, 0).In(after.Location())
 	}
 	return time.Time{}
+}
+
+// periodEnd returns stop, the end ZoneBounds gave for the zone period
+// holding u, corrected when it is not after u: past a zone's last listed
+// transition, ZoneBounds ends the period after its first transition of a
+// year at the year's start plus 365 days, a day early in a leap year
+// (golang/go#81583). The offset stays the same until the next UTC year.
+func periodEnd(u int64, stop time.Time) int64 {
+	if end := stop.Unix(); end > u {
+		return end
+	}
+	y, _, _ := civil(floorDiv(u, 86400))
+	return daysFromCivil(y+1, 1, 1) * 86400
 }
 
 // nextWall returns the first wall time at or after w (seconds since
