@@ -146,3 +146,55 @@ func TestDSTKolkata(t *testing.T) {
 		{"from UTC", "0 9 * * MON-FRI", time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC), at(ist, 11, 2, 9, 0, 0)},
 	})
 }
+
+func TestNextAllocatesNothing(t *testing.T) {
+	ny := mustLoad(t, "America/New_York")
+	cases := []struct {
+		name, spec string
+		after      time.Time
+	}{
+		{"every minute, UTC", "* * * * *", time.Date(2026, 5, 5, 10, 0, 0, 0, time.UTC)},
+		{"weekdays at 09:00, zoned", "CRON_TZ=Europe/Berlin 0 9 * * MON-FRI", time.Date(2026, 5, 5, 10, 0, 0, 0, time.UTC)},
+		{"fixed time over the fall-back hour", "30 1 * * *", time.Date(2026, 11, 1, 1, 30, 0, 0, ny)},
+		{"leap day", "0 0 29 2 *", time.Date(2026, 5, 5, 10, 0, 0, 0, ny)},
+		{"every", "@every 1h", time.Date(2026, 5, 5, 10, 0, 0, 0, ny)},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := mustParse(t, c.spec)
+			if n := testing.AllocsPerRun(100, func() { s.Next(c.after) }); n != 0 {
+				t.Fatalf("Next allocates %v times per call, want 0", n)
+			}
+		})
+	}
+}
+
+// TestNextEdgeTimes covers times far from today and sub-second afters.
+func TestNextEdgeTimes(t *testing.T) {
+	cases := []struct {
+		name, spec  string
+		after, want time.Time
+	}{
+		{"zero time", "0 0 1 1 *", time.Time{}, time.Date(2, 1, 1, 0, 0, 0, 0, time.UTC)},
+		{"before the common era", "0 0 29 2 *", time.Date(-5, 3, 1, 0, 0, 0, 0, time.UTC), time.Date(-4, 2, 29, 0, 0, 0, 0, time.UTC)},
+		{"year 9999 to 10000", "@yearly", time.Date(9999, 6, 1, 0, 0, 0, 0, time.UTC), time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)},
+		{"leap day across 2100", "0 0 29 2 *", time.Date(2096, 3, 1, 0, 0, 0, 0, time.UTC), time.Date(2104, 2, 29, 0, 0, 0, 0, time.UTC)},
+		{"one nanosecond before", "* * * * * *", time.Date(2026, 1, 1, 0, 0, 0, -1, time.UTC), time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)},
+		{"exactly on a match is not after", "* * * * * *", time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 1, 1, 0, 0, 1, 0, time.UTC)},
+		{"past the search bound", "* * * * *", time.Unix(maxUnix, 0), time.Time{}},
+		{"far past the search bound", "* * * * *", time.Unix(1<<62, 0), time.Time{}},
+		{"every past the search bound", "@every 1h", time.Unix(maxUnix, 0), time.Time{}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := mustParse(t, c.spec).Next(c.after)
+			if !got.Equal(c.want) || got.IsZero() != c.want.IsZero() {
+				t.Fatalf("Next(%v) = %v, want %v", c.after, got, c.want)
+			}
+		})
+	}
+	var zero Schedule
+	if got := zero.Next(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)); !got.IsZero() {
+		t.Fatalf("zero Schedule: Next = %v, want the zero Time", got)
+	}
+}

@@ -66,20 +66,16 @@ const (
 // Next costs a few bitset scans plus one or two time zone lookups per zone
 // change it crosses (two a year in a zone with daylight saving time).
 func (s *Schedule) Next(after time.Time) time.Time {
+	u := after.Unix() + 1 // the first whole second after after
+	if u > maxUnix || u < minUnix {
+		return time.Time{}
+	}
 	if s.every > 0 {
-		next := after.Truncate(time.Second).Add(s.every)
-		if !next.After(after) {
-			return time.Time{}
-		}
-		return next
+		return after.Truncate(time.Second).Add(s.every)
 	}
 	loc := s.loc
 	if loc == nil {
 		loc = after.Location()
-	}
-	u := after.Unix() + 1 // the first whole second after after
-	if u > maxUnix || u < minUnix {
-		return time.Time{}
 	}
 	// The search walks the zone periods of loc from u on, each with a
 	// constant UTC offset, in which wall time and instants map one to one.
