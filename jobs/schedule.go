@@ -63,24 +63,24 @@ const (
 	planEvery             // every d from Add, monotonic
 )
 
-// planOf validates s and returns its plan.
-func planOf(s Schedule) (plan, error) {
+// planOf validates s and returns its plan; where prefixes the error.
+func planOf(s Schedule, where string) (plan, error) {
 	switch s := s.(type) {
 	case nil:
-		return 0, invalid("nil Schedule")
+		return 0, invalid("%snil Schedule", where)
 	case after:
 		if s.d <= 0 {
-			return 0, invalid("After(%v): want a delay > 0", s.d)
+			return 0, invalid("%sAfter(%v): want a delay > 0", where, s.d)
 		}
 		return planAfter, nil
 	case every:
 		if s.d <= 0 {
-			return 0, invalid("Every(%v): want a period > 0", s.d)
+			return 0, invalid("%sEvery(%v): want a period > 0", where, s.d)
 		}
 		return planEvery, nil
 	case at:
 		if s.t.IsZero() {
-			return 0, invalid("At(zero Time)")
+			return 0, invalid("%sAt(zero Time)", where)
 		}
 	}
 	return planWall, nil

@@ -185,14 +185,15 @@ func (s *Scheduler) newJob(id string, when Schedule, fn Func, opts []JobOptions)
 	case len(opts) > 1:
 		return nil, invalid("job %q: %d JobOptions, want at most 1", id, len(opts))
 	}
-	p, err := planOf(when)
+	where := fmt.Sprintf("job %q: ", id)
+	p, err := planOf(when, where)
 	if err != nil {
-		return nil, fmt.Errorf("job %q: %w", id, err)
+		return nil, err
 	}
 	j := &job{id: id, when: when, plan: p, pol: &s.def}
 	if len(opts) == 1 {
-		if err := opts[0].validate(""); err != nil {
-			return nil, fmt.Errorf("job %q: %w", id, err)
+		if err := opts[0].validate(where); err != nil {
+			return nil, err
 		}
 		pol := s.def.override(&opts[0])
 		j.pol = &pol
