@@ -137,7 +137,7 @@ func TestCronInOptionsLocation(t *testing.T) {
 		defer shutdown(t, s)
 		start := time.Now() // 2000-01-01 00:00 UTC in a bubble
 		for id, spec := range map[string]string{
-			"local": "0 5 2 * * *",           // 02:05 at +2: 00:05 UTC
+			"local": "0 5 2 * * *",             // 02:05 at +2: 00:05 UTC
 			"utc":   "CRON_TZ=UTC 0 7 0 * * *", // 00:07 UTC
 		} {
 			c, err := Cron(spec)
