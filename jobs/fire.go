@@ -112,7 +112,8 @@ func (s *Scheduler) offer(j *job, due time.Time, scheduled bool) offerResult {
 		switch j.pol.overlap {
 		case OverlapQueue:
 			if !j.queued {
-				j.queued, j.waiting = true, due
+				j.queued = true
+				j.activity().waiting = due
 				if scheduled {
 					j.runs++
 				}
@@ -159,11 +160,12 @@ func (s *Scheduler) fireRetry(r *retry) time.Duration {
 		s.st.deferred.Add(1)
 		return nextTick
 	}
-	for p := &j.retries; *p != nil; p = &(*p).next {
+	for p := &j.busy.retries; *p != nil; p = &(*p).next {
 		if *p == r {
 			*p = r.next
 			break
 		}
 	}
+	j.tidy()
 	return 0
 }

@@ -25,8 +25,9 @@ func (s *Scheduler) exec(t task) (task, bool) {
 		return task{}, false // cancelled or replaced while queued; or shutting down
 	}
 	ctx, cancel := context.WithCancelCause(s.ctx)
-	x := &execution{cancel: cancel, next: j.execs}
-	j.execs = x
+	b := j.activity()
+	x := &execution{cancel: cancel, next: b.execs}
+	b.execs = x
 	j.mu.Unlock()
 	s.st.running.Add(1)
 
@@ -48,7 +49,7 @@ func (s *Scheduler) exec(t task) (task, bool) {
 	var more bool
 	out := Succeeded
 	j.mu.Lock()
-	for p := &j.execs; *p != nil; p = &(*p).next {
+	for p := &j.busy.execs; *p != nil; p = &(*p).next {
 		if *p == x {
 			*p = x.next
 			break
@@ -71,6 +72,7 @@ func (s *Scheduler) exec(t task) (task, bool) {
 	if out != Retrying && current {
 		next, more = s.endLocked(j, end)
 	}
+	j.tidy()
 	j.mu.Unlock()
 
 	s.count(out)
@@ -93,13 +95,14 @@ func retryable(r *Retry, err error) bool {
 // end, and reports whether the wheel took it. Locked.
 func (s *Scheduler) retryLocked(j *job, t task, end time.Time) bool {
 	due := end.Add(backoff(&j.pol.retry, int(t.attempt)))
-	r := &retry{gen: j.gen, attempt: t.attempt + 1, due: due, first: t.first, next: j.retries}
+	b := j.activity()
+	r := &retry{gen: j.gen, attempt: t.attempt + 1, due: due, first: t.first, next: b.retries}
 	r.entry = entry{j: j, r: r}
 	r.tw.Value = &r.entry
 	if s.sched.ScheduleAt(&r.tw, due) != nil {
 		return false
 	}
-	j.retries = r
+	b.retries = r
 	return true
 }
 
@@ -122,7 +125,8 @@ func (s *Scheduler) endLocked(j *job, end time.Time) (task, bool) {
 	if j.queued && !s.closing.Load() {
 		j.queued = false
 		j.active++
-		return task{j: j, gen: j.gen, attempt: 1, due: j.waiting, first: j.waiting}, true
+		due := j.busy.waiting
+		return task{j: j, gen: j.gen, attempt: 1, due: due, first: due}, true
 	}
 	if j.pol.fromCompletion && j.next.IsZero() && !j.done && (j.pol.limit == 0 || int(j.runs) < j.pol.limit) {
 		if j.next = s.afterEnd(j, end); !j.next.IsZero() {

@@ -44,27 +44,49 @@ type entry struct {
 }
 
 // job is one scheduled job. Everything below mu is guarded by it; the
-// fields above are set before the job is published and never change.
+// fields above are set before the job is published and never change. A
+// pending job is 160 bytes; one with attempts running, retries armed or an
+// occurrence waiting holds a busy record besides.
 type job struct {
 	entry
 	id   string
 	fn   Func
 	when Schedule
-	plan plan
 	pol  *policy
-	mu   sync.Mutex
-	gen  uint32 // bumped when the job is cancelled or replaced
-	done bool   // cancelled, replaced or ended: no future occurrence
-	// queued is an occurrence waiting under OverlapQueue, due at waiting.
-	queued bool
+	plan plan
+
+	mu     sync.Mutex
+	done   bool // cancelled, replaced or ended: no future occurrence
+	queued bool // an occurrence waits under OverlapQueue (busy.waiting)
 	// skipPending: an OnSkip report of this job is in the pool.
 	skipPending bool
+	gen         uint32    // bumped when the job is cancelled or replaced
 	active      int32     // occurrences queued, running or waiting for a retry
 	runs        int32     // scheduled occurrences started or queued (for Limit)
 	next        time.Time // the armed occurrence; zero when none is armed
-	waiting     time.Time
-	execs       *execution // running attempts
-	retries     *retry     // armed retries
+	busy        *busy     // nil while idle
+}
+
+// busy is the part of a job's state that exists only while it is active.
+type busy struct {
+	execs   *execution // running attempts
+	retries *retry     // armed retries
+	waiting time.Time  // due time of the occurrence waiting (queued)
+}
+
+// activity returns j's busy record, making it if need be. Locked.
+func (j *job) activity() *busy {
+	if j.busy == nil {
+		j.busy = &busy{}
+	}
+	return j.busy
+}
+
+// tidy drops j's busy record once nothing in it is in use. Locked.
+func (j *job) tidy() {
+	if b := j.busy; b != nil && b.execs == nil && b.retries == nil && !j.queued {
+		j.busy = nil
+	}
 }
 
 // execution is one running attempt, so that Cancel can cancel its context.
@@ -185,15 +207,15 @@ func (s *Scheduler) newJob(id string, when Schedule, fn Func, opts []JobOptions)
 	case len(opts) > 1:
 		return nil, invalid("job %q: %d JobOptions, want at most 1", id, len(opts))
 	}
-	where := fmt.Sprintf("job %q: ", id)
-	p, err := planOf(when, where)
+	p, err := planOf(when, "")
 	if err != nil {
+		_, err = planOf(when, where(id)) // the same error, naming the job
 		return nil, err
 	}
 	j := &job{id: id, when: when, plan: p, pol: &s.def}
 	if len(opts) == 1 {
-		if err := opts[0].validate(where); err != nil {
-			return nil, err
+		if err := opts[0].validate(""); err != nil {
+			return nil, opts[0].validate(where(id))
 		}
 		pol := s.def.override(&opts[0])
 		j.pol = &pol
@@ -209,6 +231,9 @@ func (s *Scheduler) newJob(id string, when Schedule, fn Func, opts []JobOptions)
 	j.tw.Value = &j.entry
 	return j, nil
 }
+
+// where prefixes the errors about the job id; made only for an error.
+func where(id string) string { return fmt.Sprintf("job %q: ", id) }
 
 // first returns j's first occurrence.
 func (s *Scheduler) first(j *job, now time.Time) (time.Time, error) {
@@ -271,18 +296,21 @@ func (s *Scheduler) Cancel(id string) bool {
 func (s *Scheduler) kill(j *job, cause error) {
 	j.mu.Lock()
 	j.gen++
-	for x := j.execs; x != nil; x = x.next {
-		x.cancel(cause)
+	if b := j.busy; b != nil {
+		for x := b.execs; x != nil; x = x.next {
+			x.cancel(cause)
+		}
+		for r := b.retries; r != nil; r = r.next {
+			_ = s.sched.Cancel(&r.tw)
+		}
+		b.retries = nil
 	}
-	for r := j.retries; r != nil; r = r.next {
-		_ = s.sched.Cancel(&r.tw)
-	}
-	j.retries = nil
 	if !j.next.IsZero() {
 		_ = s.sched.Cancel(&j.tw)
 		j.next = time.Time{}
 	}
 	j.queued = false
+	j.tidy()
 	wasDone := j.done
 	s.retireLocked(j)
 	j.mu.Unlock()
