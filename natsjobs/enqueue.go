@@ -193,11 +193,20 @@ func (c *Client) Cancel(ctx context.Context, queue, id string) (bool, error) {
 	if err := c.ready(); err != nil {
 		return false, err
 	}
-	n, err := c.purge(ctx, queue, "natsjobs."+queue+".*."+id)
-	return n > 0, err
+	// Two exact purges, not one with a wildcard: after a wildcard purge the
+	// server's per-consumer pending counts (which Stats reports) go stale.
+	var removed uint64
+	for _, subject := range []string{schedSubject(queue, id), readySubject(queue, id)} {
+		n, err := c.purge(ctx, queue, subject)
+		if err != nil {
+			return removed > 0, err
+		}
+		removed += n
+	}
+	return removed > 0, nil
 }
 
-// purge removes the messages on subject (wildcards allowed) from the
+// purge removes the messages on subject from the
 // queue's work stream and returns how many.
 func (c *Client) purge(ctx context.Context, queue, subject string) (uint64, error) {
 	req, _ := json.Marshal(struct {

@@ -25,7 +25,9 @@ type Stats struct {
 	Dead int
 }
 
-// Stats returns the queue's counts. It costs three requests to the server.
+// Stats returns the queue's counts. It costs three requests to the server,
+// read one after the other: a job that moves from one state to another
+// meanwhile may be counted in neither or in both.
 func (c *Client) Stats(ctx context.Context, queue string) (Stats, error) {
 	if err := c.checkQueue(queue); err != nil {
 		return Stats{}, err
