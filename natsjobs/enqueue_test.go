@@ -116,8 +116,6 @@ func TestBadInput(t *testing.T) {
 	ctx := context.Background()
 	big := make([]byte, c.nc.MaxPayload())
 	past := time.Now().Add(-time.Second)
-	berlin, _ := time.LoadLocation("Europe/Berlin")
-	_ = berlin
 	for _, tc := range []struct {
 		name string
 		call func() error
@@ -130,7 +128,9 @@ func TestBadInput(t *testing.T) {
 		{"LongID", func() error { return c.Enqueue(ctx, Job{Queue: "q", ID: strings.Repeat("x", 201)}) }, "longer than 200"},
 		{"UnknownQueue", func() error { return c.Enqueue(ctx, Job{Queue: "nope", ID: "a"}) }, `unknown queue "nope"`},
 		{"PayloadTooLarge", func() error { return c.Enqueue(ctx, Job{Queue: "q", ID: "a", Payload: big}) }, "over the server's limit"},
-		{"ReservedHeader", func() error { return c.Enqueue(ctx, Job{Queue: "q", ID: "a", Header: map[string]string{"Nats-Msg-Id": "x"}}) }, "reserved"},
+		{"ReservedHeader", func() error {
+			return c.Enqueue(ctx, Job{Queue: "q", ID: "a", Header: map[string]string{"Nats-Msg-Id": "x"}})
+		}, "reserved"},
 		{"PastTime", func() error { return c.EnqueueAt(ctx, Job{Queue: "q", ID: "a"}, past) }, "in the past"},
 		{"ZeroTime", func() error { return c.EnqueueAt(ctx, Job{Queue: "q", ID: "a"}, time.Time{}) }, "zero time"},
 		{"NegativeDelay", func() error { return c.EnqueueAfter(ctx, Job{Queue: "q", ID: "a"}, -time.Second) }, "negative delay"},
@@ -140,7 +140,9 @@ func TestBadInput(t *testing.T) {
 		{"CancelUnknownQueue", func() error { _, err := c.Cancel(ctx, "x", "a"); return err }, "unknown queue"},
 		{"StatsUnknownQueue", func() error { _, err := c.Stats(ctx, "x"); return err }, "unknown queue"},
 		{"WorkNilFunc", func() error { return c.Work(ctx, "q", nil, WorkOptions{}) }, "nil handler"},
-		{"WorkBadRetry", func() error { return c.Work(ctx, "q", func(context.Context, Run) error { return nil }, WorkOptions{Retry: Retry{Factor: 0.5}}) }, "Factor"},
+		{"WorkBadRetry", func() error {
+			return c.Work(ctx, "q", func(context.Context, Run) error { return nil }, WorkOptions{Retry: Retry{Factor: 0.5}})
+		}, "Factor"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.call()

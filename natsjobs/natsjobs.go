@@ -114,6 +114,8 @@ func Open(ctx context.Context, cfg Config) (*Client, error) {
 		// waiting in a buffer that a crash would lose.
 		nats.ReconnectBufSize(-1),
 		nats.ReconnectWait(250 * time.Millisecond),
+		// Outages are reported by the calls that fail, not printed.
+		nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) {}),
 	}
 	url := cfg.URL
 	if url == "" {

@@ -52,8 +52,11 @@ func (c *Client) Stats(ctx context.Context, queue string) (Stats, error) {
 	}
 	st.Pending = int(pending.NumPending)
 	st.Due = int(work.NumPending)
-	st.Retrying = work.NumRedelivered
-	st.Running = work.NumAckPending - work.NumRedelivered
+	// The server keeps counting a message as redelivered after it was
+	// deleted by hand (a dead-lettered crash loop): count only as many
+	// retries as there are deliveries in progress.
+	st.Retrying = min(work.NumRedelivered, work.NumAckPending)
+	st.Running = work.NumAckPending - st.Retrying
 	st.Dead = int(s.CachedInfo().State.Msgs)
 	return st, nil
 }
