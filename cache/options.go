@@ -25,7 +25,7 @@ const (
 	// minResolution and maxResolution bound the default wheel interval.
 	minResolution = 10 * time.Millisecond
 	maxResolution = time.Second
-	// maxTTL caps TTLs so that deadline<<1 never overflows: about 36 years.
+	// maxTTL caps TTLs so that deadline<<2 never overflows: about 36 years.
 	maxTTL = time.Duration(1 << 60)
 )
 

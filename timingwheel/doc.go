@@ -2,7 +2,7 @@
 // once, with one goroutine and constant-time set, move and remove.
 //
 // Two layers are exported. [TimingWheel] is keyed: SetTimer(key, value,
-// delay), MoveTimer, RemoveTimer, Drain, Stop, with at most one timer per
+// delay), MoveTimer, RemoveTimer, Remaining, Drain, Stop, Shutdown, with at most one timer per
 // key, in the shape of go-zero's collection.TimingWheel but typed and exact.
 // [Scheduler] is the handle layer under it: callers embed a [Timer] in their
 // own entries and schedule it directly, with no key index and no allocation;
@@ -54,8 +54,9 @@
 //     between slices.
 //   - Callbacks of the keyed wheel run on worker goroutines (see
 //     [WithConcurrency]) and may call the wheel; Scheduler callbacks run on
-//     the owner goroutine. Panics are recovered and reported (see
-//     [WithPanicHandler]); no other timer is lost and no tick is skipped.
+//     the owner goroutine. Panics and runtime.Goexit calls are recovered
+//     and reported (see [Panic]); no other timer is lost and no tick is
+//     skipped.
 //   - Everything works inside a testing/synctest bubble.
 //
 // # Slots, cursor, circle and diff
