@@ -19,6 +19,12 @@ import (
 // one with New; all methods are safe for concurrent use. See the package
 // documentation for the model and guarantees.
 //
+// A key that is not equal to itself (a float NaN, or a struct, array or
+// interface holding one) could never be found again, so it is never
+// stored: writes of it do nothing (OnEvict is not called), Get, Touch and
+// Delete find nothing, and Take calls fetch every time, alone, and returns
+// its result without storing it. Such keys never count towards Limit.
+//
 // A Cache holds two goroutines at most (the expiry engine and, with
 // OnEvict, the delivery of Expired events). Close stops them; a Cache that
 // becomes unreachable without Close is closed by a cleanup after a garbage
@@ -35,6 +41,10 @@ type cache[K comparable, V any] struct {
 	seed   maphash.Seed // one hash picks the shard and the table slot
 	reads  readCounters
 
+	// nanKeys: K can hold a value not equal to itself (a NaN), which is
+	// never stored (see unstorable).
+	nanKeys bool
+
 	ttl    time.Duration
 	jitter float64
 	name   string
@@ -44,6 +54,7 @@ type cache[K comparable, V any] struct {
 	sched   *timingwheel.Scheduler[*expiry[K, V]]
 	notify  *notifier[K, V] // nil without OnEvict
 	onEvict func(Event[K, V])
+	onPanic func(Panic[K, V])
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -68,7 +79,9 @@ func New[K comparable, V any](opts Options[K, V]) (*Cache[K, V], error) {
 		name:    opts.Name,
 		res:     opts.Resolution,
 		onEvict: opts.OnEvict,
+		onPanic: opts.OnPanic,
 		closed:  make(chan struct{}),
+		nanKeys: !table.SelfEqual[K](),
 	}
 	c.reads.init(runtime.GOMAXPROCS(0))
 	inline := !hasPointers(reflect.TypeFor[V]())
@@ -90,15 +103,18 @@ func New[K comparable, V any](opts Options[K, V]) (*Cache[K, V], error) {
 		return nil, err // not reachable with validated options
 	}
 	c.sched = sched
+	if c.onPanic == nil {
+		c.onPanic = c.logPanic
+	}
 	if opts.OnEvict != nil {
-		c.notify = newNotifier(opts.OnEvict)
+		c.notify = newNotifier(c.evict)
 	}
 	w := &Cache[K, V]{c: c}
 	if !bubble.Inside() {
 		// A cleanup runs outside every synctest bubble and must not touch a
 		// bubble's channels; inside one, the bubble reports a cache left
 		// open when its test ends.
-		runtime.AddCleanup(w, func(c *cache[K, V]) { c.close() }, c)
+		runtime.AddCleanup(w, (*cache[K, V]).cleanup, c)
 	}
 	return w, nil
 }
@@ -131,15 +147,28 @@ func (c *cache[K, V]) shardAt(h uint64) *shard[K, V] {
 	return &c.shards[table.Shard(h, len(c.shards))]
 }
 
+// unstorable reports whether key is not equal to itself (a float NaN, or a
+// struct, array or interface holding one). Such a key could never be found
+// again, so it is never stored: a write of it is dropped and a Take of it
+// loads without sharing or storing. Keeping it out of the shards keeps
+// every entry findable by its key, which removal relies on.
+func (c *cache[K, V]) unstorable(key K) bool { return c.nanKeys && key != key }
+
 // now returns the time since origin in nanoseconds, from the monotonic
 // clock (one vDSO read; the fake clock inside a synctest bubble).
 func (c *cache[K, V]) now() int64 { return int64(time.Since(c.origin)) }
 
-// lifetime applies jitter and the cap to a positive ttl.
+// lifetime applies jitter and the cap to a positive ttl. It saturates: a
+// ttl near math.MaxInt64 times a jitter factor above 1 is capped at maxTTL,
+// never converted from an out-of-range float (which wraps negative).
 func (c *cache[K, V]) lifetime(ttl time.Duration) int64 {
 	if c.jitter > 0 {
 		f := 1 + c.jitter*(2*rand.Float64()-1)
-		ttl = time.Duration(float64(ttl) * f)
+		if x := float64(ttl) * f; x < float64(maxTTL) {
+			ttl = time.Duration(x)
+		} else {
+			ttl = maxTTL
+		}
 	}
 	return int64(min(max(ttl, 1), maxTTL))
 }
@@ -247,6 +276,9 @@ func (c *Cache[K, V]) SetWithExpire(key K, value V, ttl time.Duration) {
 }
 
 func (c *cache[K, V]) set(key K, value V, ttl time.Duration) {
+	if c.unstorable(key) {
+		return
+	}
 	h := c.hash(key)
 	s := c.shardAt(h)
 	var p pending[K, V]
@@ -294,7 +326,7 @@ func (c *cache[K, V]) finish(p *pending[K, V]) {
 		_ = c.sched.Cancel(&p.cancel.timer)
 	}
 	if p.event.Reason != 0 && c.onEvict != nil {
-		c.onEvict(p.event)
+		c.evict(p.event)
 	}
 }
 
@@ -365,16 +397,16 @@ func (c *cache[K, V]) delete(key K) {
 func (c *cache[K, V]) fire(t *timingwheel.Timer[*expiry[K, V]], now time.Time) time.Duration {
 	e := t.Value
 	at := int64(now.Sub(c.origin))
+	s := e.s // an expiry never leaves its shard
 	for {
 		n := e.n.Load()
 		if n == nil {
 			return 0 // retired: deleted, or closed
 		}
-		h := c.hash(n.key) // the key never changes
-		s := c.shardAt(h)
+		h := c.hash(n.key) // the key never changes; its slot in s.tab
 		s.mu.Lock()
 		if e.n.Load() != n {
-			// Handed over to another node (of the same shard) or retired
+			// Handed over to another node of the shard, or retired
 			// meanwhile: look again.
 			s.mu.Unlock()
 			continue
@@ -453,14 +485,21 @@ func (c *Cache[K, V]) String() string {
 // (loads already running finish and hand their result to their callers
 // without storing it), and Stats keeps returning the final counters.
 func (c *Cache[K, V]) Close() error {
-	if !c.c.close() {
+	if !c.c.close(true) {
 		return ErrClosed
 	}
 	return nil
 }
 
+// cleanup closes a Cache that became unreachable. It runs on the runtime's
+// cleanup goroutine, which it must not hold up with user code: it does not
+// wait for the delivery of queued Expired events, which goes on until the
+// queue is empty, and then the delivery goroutine exits.
+func (c *cache[K, V]) cleanup() { c.close(false) }
+
 // close shuts everything down once and reports whether this call did it.
-func (c *cache[K, V]) close() bool {
+// With wait, it returns once queued Expired events have been delivered.
+func (c *cache[K, V]) close(wait bool) bool {
 	first := false
 	c.closeOnce.Do(func() {
 		first = true
@@ -477,7 +516,7 @@ func (c *cache[K, V]) close() bool {
 			s.mu.Unlock()
 		}
 		if c.notify != nil {
-			c.notify.stop()
+			c.notify.stop(wait)
 		}
 	})
 	return first

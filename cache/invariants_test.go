@@ -66,7 +66,7 @@ func checkInvariants[K comparable, V any](t testing.TB, c *Cache[K, V], limit in
 			if got := in.shardAt(h); got != s {
 				t.Errorf("node %v: in shard %d, but hashes elsewhere", e.key, i)
 			}
-			if quiet && e.deadline()+int64(in.res) <= now {
+			if quiet && e.deadline() <= now-int64(in.res) {
 				t.Errorf("shard %d: node %v: deadline %v, overdue at %v by more than resolution %v",
 					i, e.key, time.Duration(e.deadline()), time.Duration(now), in.res)
 			}
