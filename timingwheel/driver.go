@@ -92,7 +92,9 @@ type driver[T any] struct {
 
 	// Owner goroutine only.
 	nowNs int64 // time of the current iteration, in ns since origin
-	ticks int64 // ticks received in ticker mode
+	// ticks counts the ticks received in ticker mode; written by the owner
+	// only, read by Remaining.
+	ticks atomic.Int64
 }
 
 // lazyWait bounds how long a removal (RemoveTimer, Scheduler.Cancel) may
@@ -274,12 +276,30 @@ func (d *driver[T]) deadlineAt(at time.Time) int64 {
 	return d.tickAfter(0, max(at.Sub(d.origin), 0))
 }
 
+// until returns the time from now to the start of tick want (from
+// callerDeadline), at least 0. Under WithTicker, now is the last tick
+// received, and a deadline the owner has still to resolve counts whole
+// ticks from there.
+func (d *driver[T]) until(want int64) time.Duration {
+	var now int64
+	switch {
+	case want <= relativeTop:
+		delay := relativeTop - want
+		return time.Duration((delay + d.interval - 1) / d.interval * d.interval)
+	case d.cfg.ticks != nil:
+		now = d.ticks.Load() * d.interval
+	default:
+		now = int64(time.Since(d.origin))
+	}
+	return time.Duration(max(want*d.interval-now, 0))
+}
+
 // now returns the current iteration's time.
 func (d *driver[T]) now() time.Time { return d.origin.Add(time.Duration(d.nowNs)) }
 
 func (d *driver[T]) readClock() {
 	if d.cfg.ticks != nil {
-		d.nowNs = d.ticks * d.interval
+		d.nowNs = d.ticks.Load() * d.interval
 		return
 	}
 	if ns := int64(time.Since(d.origin)); ns > d.nowNs {
@@ -405,7 +425,7 @@ func (d *driver[T]) loop(l layer[T]) {
 					ticks = nil // a closed ticker freezes the wheel
 					break
 				}
-				d.ticks++
+				d.ticks.Add(1)
 			}
 		}
 		// Take what else is queued, in batches, until the queue is empty or

@@ -1,6 +1,7 @@
 package timingwheel
 
 import (
+	"context"
 	"hash/maphash"
 	"reflect"
 	"runtime"
@@ -375,11 +376,66 @@ func (tw *TimingWheel[K, V]) Has(key K) bool {
 
 // Stop stops the wheel and returns once its owner goroutine has exited.
 // Pending timers are dropped without running (call Drain first to keep
-// them); callbacks already handed to workers still run, and Stop does not
-// wait for them, so a callback may call Stop (except under WithInline,
-// where it would wait for itself). Every later call of another
-// method returns ErrClosed; calling Stop again does nothing.
+// them). Callbacks already handed to workers still run, and Stop does not
+// wait for them: they may still be running, or about to start, when Stop
+// returns (use Shutdown to wait for them). A callback may therefore call
+// Stop, except under WithInline, where callbacks run on the owner
+// goroutine and Stop would wait for itself. Every later call of another
+// method returns ErrClosed (Len, Has and Remaining report nothing
+// pending); calling Stop again does nothing.
 func (tw *TimingWheel[K, V]) Stop() { tw.k.d.shutdown() }
+
+// Shutdown stops the wheel as Stop does and then waits until no callback
+// is running or queued, or until ctx is done. It returns nil once every
+// callback has returned, or ctx.Err() if ctx ended first (the wheel is
+// stopped either way, and the callbacks still running go on). It may be
+// called more than once, and after Stop. It must not be called from a
+// callback, which would wait for itself until ctx ends.
+func (tw *TimingWheel[K, V]) Shutdown(ctx context.Context) error {
+	d := tw.k.d
+	d.signalStop()
+	select {
+	case <-d.done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	// The owner has exited, so no callback is handed out any more.
+	select {
+	case <-tw.k.exec.idleChan():
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Remaining returns the time left until key's timer is due, and true; or
+// 0 and false when key has no pending timer (it fired, was removed or
+// drained, or never existed), for a key SetTimer refuses, and after Stop.
+// The time left runs to the tick the timer fires at, so it is never less
+// than what remains of the delay asked for; a timer that is due but whose
+// callback has not been handed out yet reports 0 and true. Under
+// WithTicker it is the number of ticks still to receive times the
+// interval. O(1); it takes no lock and does not wait for the owner.
+func (tw *TimingWheel[K, V]) Remaining(key K) (time.Duration, bool) {
+	k := tw.k
+	if k.check(key, 1) != nil || k.d.stopped.Load() {
+		return 0, false
+	}
+	h := maphash.Comparable(k.seed, key)
+	sh := k.shards.get(table.Shard(h, k.shards.len()))
+	if sh == nil {
+		return 0, false
+	}
+	n := sh.tab.Get(key, h) // lock-free, as in moveLater
+	if n == nil {
+		return 0, false
+	}
+	want := n.Value.want.Load()
+	if want == dead {
+		return 0, false
+	}
+	return k.d.until(want), true
+}
 
 func (k *keyed[K, V]) check(key K, delay time.Duration) error {
 	if err := validDelay(delay); err != nil {

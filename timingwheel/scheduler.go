@@ -1,6 +1,7 @@
 package timingwheel
 
 import (
+	"context"
 	"hash/maphash"
 	"sync"
 	"time"
@@ -175,12 +176,28 @@ func (s *Scheduler[T]) Len() int {
 	return res.n
 }
 
-// Stop stops the Scheduler and returns once its owner goroutine has exited.
-// Scheduled Timers never fire and are unscheduled, so they may be scheduled
-// on another Scheduler; later calls of other methods return
-// ErrClosed, and calling Stop again does nothing. It must not be called from
-// fire.
+// Stop stops the Scheduler and returns once its owner goroutine has
+// exited; since fire runs on that goroutine, no fire is running or will run
+// once Stop returns. Scheduled Timers never fire and are unscheduled, so
+// they may be scheduled on another Scheduler; later calls of other methods
+// return ErrClosed, and calling Stop again does nothing. It must not be
+// called from fire.
 func (s *Scheduler[T]) Stop() { s.d.shutdown() }
+
+// Shutdown is Stop with a bound on the wait: it stops the Scheduler and
+// waits for its owner goroutine (and so for a running fire) to exit, or
+// for ctx to be done. It returns nil once the owner has exited, or
+// ctx.Err() if ctx ended first; the Scheduler is stopped either way. It
+// may be called more than once, and after Stop, but not from fire.
+func (s *Scheduler[T]) Shutdown(ctx context.Context) error {
+	s.d.signalStop()
+	select {
+	case <-s.d.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
 
 func (s *Scheduler[T]) apply(c *cmd[T]) {
 	switch c.op {
