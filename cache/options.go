@@ -25,6 +25,9 @@ const (
 	// minResolution and maxResolution bound the default wheel interval.
 	minResolution = 10 * time.Millisecond
 	maxResolution = time.Second
+	// maxWheelInterval is the largest interval timingwheel accepts; a
+	// larger Resolution saturates to it.
+	maxWheelInterval = time.Duration(1 << 62)
 	// maxTTL caps TTLs, after jitter, so that a deadline shifted into a
 	// node's stamp (deadline<<stampShift) never overflows: about 36 years.
 	maxTTL = time.Duration(1 << 60)
@@ -58,7 +61,8 @@ type Options[K comparable, V any] struct {
 	// the time to work through entries due at the same tick) after its
 	// deadline. It does not affect correctness: Get checks the deadline
 	// itself. 0 means TTL/100 clamped to [10ms, 1s]; otherwise it must be
-	// at least 1ms.
+	// at least 1ms, and values above about 146 years (the wheel's largest
+	// interval) count as 146 years.
 	Resolution time.Duration
 
 	// Name identifies the cache in panic reports of its expiry engine and in
@@ -106,6 +110,7 @@ func (o *Options[K, V]) validate() error {
 	if o.Resolution == 0 {
 		o.Resolution = min(max(o.TTL/100, minResolution), maxResolution)
 	}
+	o.Resolution = min(o.Resolution, maxWheelInterval)
 	return nil
 }
 

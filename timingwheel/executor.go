@@ -40,9 +40,18 @@ func (e *executor[E]) submit(batch []E) {
 
 func (e *executor[E]) work() {
 	var zero E
+	goexit := true // until the loop returns: a callback called runtime.Goexit
+	defer func() {
+		if goexit {
+			// This goroutine is ending anyway; a new worker takes its
+			// place (and its count in running) so the queue goes on.
+			go e.work()
+		}
+	}()
 	for {
 		e.mu.Lock()
 		if e.head == len(e.queue) {
+			goexit = false
 			e.running--
 			// Keep a modest buffer; give back what a burst grew.
 			if cap(e.queue) > 4096 {
