@@ -2,12 +2,14 @@ package cache
 
 import (
 	"hash/maphash"
+	"iter"
 	"log/slog"
 	"math/bits"
 	"math/rand/v2"
 	"reflect"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ttlkit/ttlkit/internal/bubble"
@@ -37,9 +39,13 @@ type Cache[K comparable, V any] struct {
 // goroutine reference it, never the Cache, so that the Cache can become
 // unreachable and its cleanup stop them.
 type cache[K comparable, V any] struct {
-	shards []shard[K, V]
+	// shards are made on first use (see shardFor), so that a small cache
+	// pays only for the shards its keys reach.
+	shards []atomic.Pointer[shard[K, V]]
 	seed   maphash.Seed // one hash picks the shard and the table slot
 	reads  readCounters
+	limit  int  // Options.Limit, split across the shards
+	inline bool // V has no pointers: first values go inline in nodes
 
 	// nanKeys: K can hold a value not equal to itself (a NaN), which is
 	// never stored (see unstorable).
@@ -72,8 +78,10 @@ func New[K comparable, V any](opts Options[K, V]) (*Cache[K, V], error) {
 	}
 	n := shardCount(runtime.GOMAXPROCS(0), opts.Limit)
 	c := &cache[K, V]{
-		shards:  make([]shard[K, V], n),
+		shards:  make([]atomic.Pointer[shard[K, V]], n),
 		seed:    maphash.MakeSeed(),
+		limit:   opts.Limit,
+		inline:  !hasPointers(reflect.TypeFor[V]()),
 		ttl:     opts.TTL,
 		jitter:  opts.Jitter,
 		name:    opts.Name,
@@ -84,18 +92,6 @@ func New[K comparable, V any](opts Options[K, V]) (*Cache[K, V], error) {
 		nanKeys: !table.SelfEqual[K](),
 	}
 	c.reads.init(runtime.GOMAXPROCS(0))
-	inline := !hasPointers(reflect.TypeFor[V]())
-	for i := range c.shards {
-		// Split Limit exactly: the first Limit%n shards take one more.
-		limit := 0
-		if opts.Limit > 0 {
-			limit = opts.Limit / n
-			if i < opts.Limit%n {
-				limit++
-			}
-		}
-		c.shards[i].init(limit, inline, c.seed)
-	}
 	c.origin = time.Now()
 	sched, err := timingwheel.NewScheduler(opts.Resolution, wheelSlots(opts.TTL, opts.Resolution), c.fire,
 		timingwheel.WithPanicHandler(c.reportPanic))
@@ -119,12 +115,14 @@ func New[K comparable, V any](opts Options[K, V]) (*Cache[K, V], error) {
 	return w, nil
 }
 
-// shardCount returns the number of shards: a power of two, about eight per
-// processor, fewer when Limit is small, so that each shard of a bounded
-// cache holds at least 64 entries (and a Limit under 128 gets one shard and
-// exact CLOCK order).
+// shardCount returns the number of shards: a power of two, two per
+// processor and at least 16, fewer when Limit is small, so that each shard
+// of a bounded cache holds at least 64 entries (and a Limit under 128 gets
+// one shard and exact CLOCK order). Shards are made on first use, so an
+// empty cache holds only a pointer per shard; two per processor keep the
+// shards that a thousand entries reach small next to the entries.
 func shardCount(procs, limit int) int {
-	n := 1 << bits.Len(uint(max(procs*8, 16)-1))
+	n := 1 << bits.Len(uint(max(procs*2, 16)-1))
 	n = min(n, 1024)
 	for limit > 0 && n > 1 && limit/n < 64 {
 		n >>= 1
@@ -143,8 +141,58 @@ func wheelSlots(ttl, res time.Duration) int {
 // in the shard's table.
 func (c *cache[K, V]) hash(key K) uint64 { return maphash.Comparable(c.seed, key) }
 
+// shardAt returns the shard of hash h, or nil if no write has reached it.
 func (c *cache[K, V]) shardAt(h uint64) *shard[K, V] {
-	return &c.shards[table.Shard(h, len(c.shards))]
+	return c.shards[table.Shard(h, len(c.shards))].Load()
+}
+
+// shardFor returns the shard of hash h, making it if needed. A shard made
+// after Close started is closed at once: Close closes c.closed before it
+// visits the shards, so either it sees the new shard or shardFor sees
+// c.closed closed.
+func (c *cache[K, V]) shardFor(h uint64) *shard[K, V] {
+	i := table.Shard(h, len(c.shards))
+	if s := c.shards[i].Load(); s != nil {
+		return s
+	}
+	s := new(shard[K, V])
+	s.init(c.shardLimit(i), c.inline, c.seed)
+	if !c.shards[i].CompareAndSwap(nil, s) {
+		return c.shards[i].Load() // made by another writer meanwhile
+	}
+	select {
+	case <-c.closed:
+		s.mu.Lock()
+		s.closed = true
+		s.mu.Unlock()
+	default:
+	}
+	return s
+}
+
+// shardLimit returns the Limit of shard i (0 for no limit): Limit is split
+// exactly, and the first Limit%n shards take one more.
+func (c *cache[K, V]) shardLimit(i int) int {
+	if c.limit == 0 {
+		return 0
+	}
+	n := len(c.shards)
+	limit := c.limit / n
+	if i < c.limit%n {
+		limit++
+	}
+	return limit
+}
+
+// made returns an iterator over the shards made so far.
+func (c *cache[K, V]) made() iter.Seq[*shard[K, V]] {
+	return func(yield func(*shard[K, V]) bool) {
+		for i := range c.shards {
+			if s := c.shards[i].Load(); s != nil && !yield(s) {
+				return
+			}
+		}
+	}
 }
 
 // unstorable reports whether key is not equal to itself (a float NaN, or a
@@ -217,6 +265,9 @@ func (c *cache[K, V]) get(key K) (V, bool) {
 // meanwhile has val nil: a miss.
 func (c *cache[K, V]) lookup(key K, h uint64) (v V, ok bool) {
 	s := c.shardAt(h)
+	if s == nil {
+		return v, false
+	}
 	n := s.tab.Get(key, h)
 	if n == nil {
 		return v, false
@@ -280,7 +331,7 @@ func (c *cache[K, V]) set(key K, value V, ttl time.Duration) {
 		return
 	}
 	h := c.hash(key)
-	s := c.shardAt(h)
+	s := c.shardFor(h)
 	var p pending[K, V]
 	now := c.now()
 	deadline := now + c.lifetime(ttl)
@@ -304,6 +355,9 @@ func (c *cache[K, V]) set(key K, value V, ttl time.Duration) {
 func (c *Cache[K, V]) Touch(key K) bool {
 	h := c.c.hash(key)
 	s := c.c.shardAt(h)
+	if s == nil {
+		return false
+	}
 	var p pending[K, V]
 	now := c.c.now()
 	deadline := now + c.c.lifetime(c.c.ttl)
@@ -378,6 +432,9 @@ func (c *Cache[K, V]) Delete(key K) {
 func (c *cache[K, V]) delete(key K) {
 	h := c.hash(key)
 	s := c.shardAt(h)
+	if s == nil {
+		return // nothing stored, nor loading, in that shard
+	}
 	var p pending[K, V]
 	now := c.now()
 	s.mu.Lock()
@@ -437,8 +494,7 @@ func (c *cache[K, V]) reportPanic(p timingwheel.Panic) {
 // O(shards). After Close it returns 0.
 func (c *Cache[K, V]) Len() int {
 	total := 0
-	for i := range c.c.shards {
-		s := &c.c.shards[i]
+	for s := range c.c.made() {
 		s.mu.Lock()
 		total += s.tab.Len()
 		s.mu.Unlock()
@@ -452,8 +508,7 @@ func (c *Cache[K, V]) Len() int {
 func (c *Cache[K, V]) Stats() Stats {
 	var st Stats
 	st.Hits, st.Misses = c.c.reads.sum()
-	for i := range c.c.shards {
-		s := &c.c.shards[i]
+	for s := range c.c.made() {
 		s.mu.Lock()
 		st.Loads += s.loads
 		st.LoadErrors += s.loadErrors
@@ -505,8 +560,7 @@ func (c *cache[K, V]) close(wait bool) bool {
 		first = true
 		close(c.closed)
 		c.sched.Stop()
-		for i := range c.shards {
-			s := &c.shards[i]
+		for s := range c.made() {
 			s.mu.Lock()
 			s.closed = true
 			// Drop every node; break the LRU ring so nothing is pinned

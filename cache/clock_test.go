@@ -19,7 +19,7 @@ func TestVictimScanBoundedUnderRemarking(t *testing.T) {
 			c.Set(k, k)
 			c.Get(k)
 		}
-		s := &c.c.shards[0]
+		s := c.c.shards[0].Load()
 		spared := 0
 		afterSpare = func() {
 			spared++

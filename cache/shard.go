@@ -135,7 +135,7 @@ type shard[K comparable, V any] struct {
 	loads, loadErrors                   uint64
 	expired, evicted, deleted, replaced uint64
 
-	_ [64]byte // keep the next shard's lock off this shard's last line
+	_ [64]byte // keep the next allocation off this shard's last line
 }
 
 func (s *shard[K, V]) init(limit int, inline bool, seed maphash.Seed) {

@@ -84,7 +84,7 @@ func (c *cache[K, V]) take(ctx context.Context, key K, ttl time.Duration, fetch 
 		return v, nil
 	}
 
-	s := c.shardAt(h)
+	s := c.shardFor(h)
 	var zero V
 	if c.unstorable(key) {
 		// No later Take could find this load, nor the entry it would

@@ -278,7 +278,6 @@ func TestTakeOvertakenByWriteIsNotStored(t *testing.T) {
 func TestLoadsInFlightMapShrinks(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := newCache(t, Options[int, int]{TTL: time.Minute, Limit: 100}) // one shard
-		s := &c.c.shards[0]
 		release := make(chan struct{})
 		var wg sync.WaitGroup
 		for k := range 1000 {
@@ -287,6 +286,7 @@ func TestLoadsInFlightMapShrinks(t *testing.T) {
 			})
 		}
 		synctest.Wait()
+		s := c.c.shards[0].Load()
 		s.mu.Lock()
 		if n := len(s.calls); n != 1000 {
 			t.Fatalf("%d loads in flight, want 1000", n)
