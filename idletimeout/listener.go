@@ -155,6 +155,13 @@ func (l *Listener) ConnState(c net.Conn, s http.ConnState) { ConnState(c, s) }
 //
 //	srv := &http.Server{Handler: h, ConnState: idletimeout.ConnState}
 //	srv.Serve(l)
+//
+// A request is active, and its connection paused, for its whole life: from
+// its first byte until its response is done. A client that sends a body
+// slowly, or stops reading the response, is therefore never reaped here;
+// set http.Server's ReadTimeout (or ReadHeaderTimeout) and WriteTimeout
+// against those, and let the idle Listener handle keep-alive connections
+// between requests.
 func ConnState(nc net.Conn, s http.ConnState) {
 	c, ok := FromNetConn(nc)
 	if !ok {

@@ -223,9 +223,10 @@ type verdict struct {
 }
 
 // check is a connection's timer firing: it finds which timeouts expired,
-// reports the earliest, and returns when to look again (0: never). The
-// timer stays armed after a report, so that a reap called off by later
-// activity needs no re-arming; a reap that happens cancels it.
+// reports the earliest, and returns when to look again (0: never). A
+// reap queued for a reaper goroutine leaves the timer unarmed, and the
+// reaper re-arms it if the reap is called off; with OnIdle the timer
+// stays armed, to call OnIdle again, and a reap cancels it.
 func (t *tracker) check(c *Conn, nowNs int64) time.Duration {
 	s := c.cfg
 	switch c.state.Load() {
@@ -261,12 +262,12 @@ func (t *tracker) check(c *Conn, nowNs int64) time.Duration {
 		v := verdict{Event{Conn: c, Reason: due, Idle: time.Duration(nowNs - base[due]), Count: c.fired[due]}, rs, ws}
 		if s.onIdle == nil {
 			t.queueReap(v)
-		} else {
-			// OnIdle may block: each call gets its own goroutine, so one
-			// slow callback never delays another connection's event.
-			t.wg.Add(1)
-			go t.deliver(v)
+			return 0 // the reaper closes it or re-arms
 		}
+		// OnIdle may block: each call gets its own goroutine, so one slow
+		// callback never delays another connection's event.
+		t.wg.Add(1)
+		go t.deliver(v)
 	}
 	next := int64(math.MaxInt64)
 	for r := ReasonIdle; r < numReasons; r++ {
@@ -309,7 +310,9 @@ func (t *tracker) reaper() {
 		t.reapQ = t.reapQ[1:]
 		t.reapMu.Unlock()
 		t.stats.events.Add(1)
-		v.Conn.reap(v)
+		if c := v.Conn; !c.reap(v) {
+			c.rearm()
+		}
 	}
 }
 
@@ -368,6 +371,15 @@ func (t *tracker) track(inner net.Conn, s *settings) (*Conn, error) {
 
 // errStopped is track's error after stop; callers return net.ErrClosed.
 var errStopped = errors.New("idletimeout: tracker stopped")
+
+// rearm makes the owner look at c again on the next tick, after a reap
+// was called off, unless c left tracking. A Close racing with it may leave
+// the timer armed once more; its check then finds c closed.
+func (c *Conn) rearm() {
+	if s := c.state.Load(); s == stateTracked || s == statePaused {
+		c.tr.sched.Schedule(&c.timer, 1) // ErrClosed after Listener.Close: nothing to look at
+	}
+}
 
 // untrack is called once per connection leaving tracking.
 func (t *tracker) untrack() {
