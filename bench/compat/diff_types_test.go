@@ -11,12 +11,12 @@ import (
 	"github.com/ttlkit/ttlkit/collection"
 )
 
-// TestDiff_QueueKeepsPeakBufferInGoZero: after a burst of 262,144 Puts,
+// TestDiff_QueueKeepsPeakBufferInGoZero: after a burst of 32,768 Puts,
 // all taken again, go-zero's Queue still holds a buffer sized for the
-// burst (16 bytes per slot, 4 MiB here, for the queue's lifetime). Ours
+// burst (16 bytes per slot, 512 KiB here, for the queue's lifetime). Ours
 // shrinks back to the size it was made with.
 func TestDiff_QueueKeepsPeakBufferInGoZero(t *testing.T) {
-	const burst = 1 << 18
+	const burst = 1 << 15
 	for _, impl := range queueImpls {
 		q := impl.new(16)
 		for i := range burst {
