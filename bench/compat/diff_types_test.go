@@ -2,8 +2,11 @@ package compat
 
 import (
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	gz "github.com/zeromicro/go-zero/core/collection"
@@ -11,12 +14,12 @@ import (
 	"github.com/ttlkit/ttlkit/collection"
 )
 
-// TestDiff_QueueKeepsPeakBufferInGoZero: after a burst of 262,144 Puts,
+// TestDiff_QueueKeepsPeakBufferInGoZero: after a burst of 32,768 Puts,
 // all taken again, go-zero's Queue still holds a buffer sized for the
-// burst (16 bytes per slot, 4 MiB here, for the queue's lifetime). Ours
+// burst (16 bytes per slot, 512 KiB here, for the queue's lifetime). Ours
 // shrinks back to the size it was made with.
 func TestDiff_QueueKeepsPeakBufferInGoZero(t *testing.T) {
-	const burst = 1 << 18
+	const burst = 1 << 15
 	for _, impl := range queueImpls {
 		q := impl.new(16)
 		for i := range burst {
@@ -87,5 +90,34 @@ func TestDiff_RollingWindowBadIntervalPanicsLateInGoZero(t *testing.T) {
 		if !strings.Contains(msg, "collection: NewRollingWindow: interval") {
 			t.Errorf("ours, interval %v: NewRollingWindow panicked with %q, want a message naming the interval", interval, msg)
 		}
+	}
+}
+
+// TestDiff_RollingWindowLongIdleWrapsOn32BitInGoZero: go-zero converts the
+// number of intervals since its last bucket to int. Where int has 32 bits
+// (GOARCH=386, arm), 2^32+1 idle intervals (50 days of 1ms intervals) wrap
+// to 1, and Reduce passes values added 50 days ago as if they were recent.
+// Ours counts intervals in int64 on every architecture: the window is
+// empty. On 64-bit platforms both are right, and the test checks that.
+func TestDiff_RollingWindowLongIdleWrapsOn32BitInGoZero(t *testing.T) {
+	wantGoZero := []string(nil)
+	if strconv.IntSize == 32 {
+		wantGoZero = []string{"0/0", "3/2"} // the stale bucket comes back
+	}
+	for _, impl := range windowImpls {
+		synctest.Test(t, func(t *testing.T) {
+			w := impl.new(3, time.Millisecond, false)
+			w.add(1)
+			w.add(2)
+			time.Sleep((1<<32 + 1) * time.Millisecond)
+			got := w.buckets()
+			want := []string(nil)
+			if impl.name == "gozero" {
+				want = wantGoZero
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("%s, %d-bit int: Reduce after 2^32+1 idle intervals passed %v, want %v", impl.name, strconv.IntSize, got, want)
+			}
+		})
 	}
 }

@@ -90,7 +90,7 @@ func TestSame_SetTyped(t *testing.T) {
 func TestSame_SetRandom(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	g, o := gz.NewSet[int](), collection.NewSet[int]()
-	for step := range 5000 {
+	for step := range 2000 {
 		switch k := r.IntN(20); {
 		case k < 10:
 			items := []int{r.IntN(50), r.IntN(50)}
