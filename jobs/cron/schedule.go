@@ -254,7 +254,11 @@ func floorDiv(a, b int64) int64 {
 // weekday returns the weekday (Sunday = 0) of a day counted from 1970-01-01,
 // a Thursday.
 func weekday(days int64) int {
-	return int((days%7 + 11) % 7)
+	w := int((days + 4) % 7)
+	if w < 0 {
+		w += 7
+	}
+	return w
 }
 
 func daysIn(y, mo int) int {

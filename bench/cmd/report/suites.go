@@ -222,10 +222,10 @@ var suites = []suite{
 		Bench:          `^BenchmarkCronNext$`,
 		Benchtime:      "300ms",
 		QuickBenchtime: "20000x",
-		Ratio:          []string{"ns/op"},
+		Ratio:          []string{"cpu-ns/op"},
 		Charts: []chart{
 			{File: "cron-next.svg", Title: "Cron: time per Next",
-				Units: []string{"ns/op"}, Trim: "CronNext/spec=", Log: true},
+				Units: []string{"cpu-ns/op"}, Trim: "CronNext/spec=", Log: true},
 		},
 	},
 	{
