@@ -12,6 +12,8 @@ require (
 	github.com/zeromicro/go-zero v1.10.3
 )
 
+require github.com/robfig/cron/v3 v3.0.1 // indirect
+
 require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/dustin/go-humanize v1.0.1 // indirect

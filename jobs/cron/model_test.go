@@ -134,6 +134,6 @@ func TestNextMatchesModel(t *testing.T) {
 			}
 		}
 	}
-	t.Run("minutes", func(t *testing.T) { check(t, false, modelCases(t, 400), 8*24*time.Hour) })
-	t.Run("seconds", func(t *testing.T) { check(t, true, modelCases(t, 60), 6*time.Hour) })
+	t.Run("minutes", func(t *testing.T) { check(t, false, modelCases(t, 250), 8*24*time.Hour) })
+	t.Run("seconds", func(t *testing.T) { check(t, true, modelCases(t, 40), 6*time.Hour) })
 }

@@ -85,7 +85,6 @@ func (s *Schedule) Next(after time.Time) time.Time {
 	for end := u + horizon; u <= end; {
 		t := time.Unix(u, 0).In(loc)
 		_, off := t.Zone()
-		start, stop := t.ZoneBounds()
 		w := u + int64(off)
 		if w < wlo || w > wc {
 			var ok bool
@@ -95,6 +94,12 @@ func (s *Schedule) Next(after time.Time) time.Time {
 			wlo = w
 		}
 		c := wc - int64(off)
+		if c == u && !s.fixed {
+			// The common case of a dense spec: u itself matches, and no
+			// zone change can lie between u and u.
+			return time.Unix(c, 0).In(after.Location())
+		}
+		start, stop := t.ZoneBounds()
 		if !stop.IsZero() && c >= periodEnd(u, stop) {
 			u = periodEnd(u, stop) // not in this period: try the next one
 			continue
@@ -134,19 +139,27 @@ func periodEnd(u int64, stop time.Time) int64 {
 func (s *Schedule) nextWall(w int64) (int64, bool) {
 	days := floorDiv(w, 86400)
 	sec := int(w - days*86400)
-	y, mo, d := civil(days)
+	y, month, d := time.Unix(days*86400, 0).UTC().Date()
+	mo := int(month)
+	first := days - int64(d-1) // the day number of the month's first day
 	h, mi, se := sec/3600, sec/60%60, sec%60
 	for last := y + 400; y <= last; {
 		if m := nextBit(uint64(s.month), mo); m != mo {
 			if m > 12 {
 				y, mo, d, h, mi, se = y+1, 1, 1, 0, 0, 0
-				continue
+			} else {
+				mo, d, h, mi, se = m, 1, 0, 0, 0
 			}
-			mo, d, h, mi, se = m, 1, 0, 0, 0
+			first = daysFromCivil(y, mo, 1)
+			continue
 		}
-		if dd := nextBit(uint64(s.dayMask(y, mo)), d); dd != d {
+		if dd := nextBit(uint64(s.dayMask(y, mo, first)), d); dd != d {
 			if dd > 31 {
-				mo, d, h, mi, se = mo+1, 1, 0, 0, 0
+				first += int64(daysIn(y, mo))
+				if mo++; mo > 12 {
+					y, mo = y+1, 1
+				}
+				d, h, mi, se = 1, 0, 0, 0
 				continue
 			}
 			d, h, mi, se = dd, 0, 0, 0
@@ -172,18 +185,15 @@ func (s *Schedule) nextWall(w int64) (int64, bool) {
 			}
 			se = ss
 		}
-		return daysFromCivil(y, mo, d)*86400 + int64(h*3600+mi*60+se), true
+		return (first+int64(d-1))*86400 + int64(h*3600+mi*60+se), true
 	}
 	return 0, false
 }
 
-// dayMask returns the days of month mo of year y that the day fields allow.
-func (s *Schedule) dayMask(y, mo int) uint32 {
-	if mo > 12 {
-		return 0
-	}
-	first := weekday(daysFromCivil(y, mo, 1))
-	return s.days[first] & (1<<(daysIn(y, mo)+1) - 2)
+// dayMask returns the days of month mo of year y, whose first day is day
+// number first, that the day fields allow.
+func (s *Schedule) dayMask(y, mo int, first int64) uint32 {
+	return s.days[weekday(first)] & (1<<(daysIn(y, mo)+1) - 2)
 }
 
 // fillDays computes s.days from the day fields.
@@ -244,7 +254,11 @@ func floorDiv(a, b int64) int64 {
 // weekday returns the weekday (Sunday = 0) of a day counted from 1970-01-01,
 // a Thursday.
 func weekday(days int64) int {
-	return int((days%7 + 11) % 7)
+	w := int((days + 4) % 7)
+	if w < 0 {
+		w += 7
+	}
+	return w
 }
 
 func daysIn(y, mo int) int {
