@@ -24,7 +24,10 @@ func (s *Scheduler) exec(t task) (task, bool) {
 		j.mu.Unlock()
 		return task{}, false // cancelled or replaced while queued; or shutting down
 	}
-	ctx, cancel := context.WithCancelCause(s.ctx)
+	// A context of its own, not a child of one the Scheduler holds: a
+	// shared parent would register every run under one lock. Cancel and
+	// Shutdown reach it through the job's busy record.
+	ctx, cancel := context.WithCancelCause(context.Background())
 	b := j.activity()
 	x := &execution{cancel: cancel, next: b.execs}
 	b.execs = x
