@@ -4,6 +4,7 @@ import (
 	"context"
 	"runtime"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -77,4 +78,38 @@ func BenchmarkAddPending(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkBurst runs b.N no-op one-shot jobs all due at the same instant
+// and reports runs per second from that instant to the last start.
+func BenchmarkBurst(b *testing.B) {
+	for _, workers := range []int{2, 16} {
+		b.Run("workers="+strconv.Itoa(workers), func(b *testing.B) {
+			s, err := New(Options{Workers: workers, Queue: max(b.N, 1)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Shutdown(context.Background())
+			var left atomic.Int64
+			left.Store(int64(b.N))
+			done := make(chan struct{})
+			fn := func(context.Context, Run) error {
+				if left.Add(-1) == 0 {
+					close(done)
+				}
+				return nil
+			}
+			ids := jobIDs(b.N)
+			at := time.Now().Add(time.Second + time.Duration(b.N)*2*time.Microsecond)
+			for _, id := range ids {
+				if err := s.Add(id, At(at), fn); err != nil {
+					b.Fatal(err)
+				}
+			}
+			time.Sleep(time.Until(at))
+			b.ResetTimer()
+			<-done
+			b.ReportMetric(float64(b.N)/time.Since(at).Seconds(), "runs/s")
+		})
+	}
 }

@@ -96,7 +96,8 @@ type Retry struct {
 	Jitter float64
 	// If, when not nil, decides whether an error may be retried; it runs
 	// on the worker goroutine of the failed run. Errors wrapped with
-	// Permanent are never retried, whatever If says.
+	// Permanent are never retried, whatever If says. A panic in If is
+	// logged and counts as false.
 	If func(error) bool
 }
 

@@ -562,3 +562,21 @@ func TestHookPanicRecovered(t *testing.T) {
 		}
 	})
 }
+
+// TestRetryIfPanic: a panicking Retry.If refuses the retry; the worker and
+// the Scheduler go on.
+func TestRetryIfPanic(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, r := newScheduler(t, Options{Workers: 1})
+		defer shutdown(t, s)
+		retry := Retry{Attempts: 3, If: func(error) bool { panic("bad predicate") }}
+		mustAdd(t, s, "a", After(time.Second), fail, JobOptions{Retry: retry})
+		mustAdd(t, s, "b", After(2*time.Second), noop)
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		es := r.finished()
+		if len(es) != 2 || es[0].Outcome != Failed || es[1].Outcome != Succeeded || len(r.letters()) != 1 {
+			t.Fatalf("events %+v, %d dead letters; want a Failed once (dead-lettered), then b", es, len(r.letters()))
+		}
+	})
+}

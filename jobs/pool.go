@@ -19,6 +19,12 @@ type task struct {
 // pool runs tasks on up to max worker goroutines, started when work
 // arrives and kept until close. The queue is a ring of at most limit tasks.
 //
+// Wake-ups are chained, not broadcast: a push wakes (or starts) a worker
+// only if none is already on its way to the queue (waking), and a worker
+// that takes a task wakes the next one if tasks remain. A burst thus ramps
+// up to every worker without waking more goroutines than there are tasks,
+// and a steady trickle is served by the workers already awake.
+//
 // All fields are guarded by mu.
 type pool struct {
 	mu      sync.Mutex
@@ -29,6 +35,7 @@ type pool struct {
 	workers int // started
 	max     int
 	idle    int // waiting on cond
+	waking  int // signalled or just started, not yet at the queue
 	closed  bool
 	wg      sync.WaitGroup // one per worker
 	exec    func(task) (task, bool)
@@ -40,8 +47,7 @@ func newPool(workers, limit int, exec func(task) (task, bool)) *pool {
 	return p
 }
 
-// push queues t and reports whether there was room. It never blocks: it
-// wakes an idle worker or starts a new one.
+// push queues t and reports whether there was room. It never blocks.
 func (p *pool) push(t task) bool {
 	p.mu.Lock()
 	if p.closed || p.n == p.limit {
@@ -53,19 +59,32 @@ func (p *pool) push(t task) bool {
 	}
 	p.ring[(p.head+p.n)%len(p.ring)] = t
 	p.n++
-	start := false
-	if p.idle > 0 {
-		p.cond.Signal()
-	} else if p.workers < p.max {
-		p.workers++
-		p.wg.Add(1)
-		start = true
-	}
+	start := p.wakeLocked()
 	p.mu.Unlock()
 	if start {
 		go p.work()
 	}
 	return true
+}
+
+// wakeLocked gets a worker on its way to the queue unless one already is:
+// it signals an idle one, or reports that a new one must be started (and
+// counts it). Locked.
+func (p *pool) wakeLocked() (start bool) {
+	switch {
+	case p.waking > 0:
+		return false
+	case p.idle > 0:
+		p.waking++
+		p.cond.Signal()
+		return false
+	case p.workers < p.max:
+		p.workers++
+		p.waking++
+		p.wg.Add(1)
+		return true
+	}
+	return false
 }
 
 // grow doubles the ring, up to limit. Locked.
@@ -78,29 +97,44 @@ func (p *pool) grow() {
 }
 
 // pop takes the oldest task, waiting while the queue is empty; false once
-// the pool is closed. Locked.
-func (p *pool) pop() (task, bool) {
+// the pool is closed. fresh is true for a worker's first call (its start
+// counted it as waking). If tasks remain, it wakes the next worker, and
+// start says that one must be started. Locked.
+func (p *pool) pop(fresh bool) (t task, ok, start bool) {
+	if fresh {
+		p.waking--
+	}
 	for p.n == 0 && !p.closed {
 		p.idle++
 		p.cond.Wait()
 		p.idle--
+		if p.closed {
+			break
+		}
+		p.waking-- // only Signal (with waking++) wakes a worker before close
 	}
 	if p.closed {
-		return task{}, false
+		return task{}, false, false
 	}
-	t := p.ring[p.head]
+	t = p.ring[p.head]
 	p.ring[p.head] = task{}
 	p.head = (p.head + 1) % len(p.ring)
 	p.n--
-	return t, true
+	if p.n > 0 {
+		start = p.wakeLocked()
+	}
+	return t, true, start
 }
 
 func (p *pool) work() {
 	defer p.wg.Done()
-	for {
+	for fresh := true; ; fresh = false {
 		p.mu.Lock()
-		t, ok := p.pop()
+		t, ok, start := p.pop(fresh)
 		p.mu.Unlock()
+		if start {
+			go p.work()
+		}
 		if !ok {
 			return
 		}

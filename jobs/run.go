@@ -24,7 +24,10 @@ func (s *Scheduler) exec(t task) (task, bool) {
 		j.mu.Unlock()
 		return task{}, false // cancelled or replaced while queued; or shutting down
 	}
-	ctx, cancel := context.WithCancelCause(s.ctx)
+	// A context of its own, not a child of one the Scheduler holds: a
+	// shared parent would register every run under one lock. Cancel and
+	// Shutdown reach it through the job's busy record.
+	ctx, cancel := context.WithCancelCause(context.Background())
 	b := j.activity()
 	x := &execution{cancel: cancel, next: b.execs}
 	b.execs = x
@@ -45,6 +48,8 @@ func (s *Scheduler) exec(t task) (task, bool) {
 	cancel(nil)
 	s.st.running.Add(-1)
 
+	// Retry.If is user code: asked before the lock is taken.
+	again := err != nil && int(t.attempt) < j.pol.retry.Attempts && retryable(&j.pol.retry, err)
 	var next task
 	var more bool
 	out := Succeeded
@@ -60,7 +65,7 @@ func (s *Scheduler) exec(t task) (task, bool) {
 	case err == nil:
 	case !current || s.closing.Load():
 		out = Canceled
-	case int(t.attempt) < j.pol.retry.Attempts && retryable(&j.pol.retry, err):
+	case again:
 		if s.retryLocked(j, t, end) {
 			out = Retrying
 		} else {
@@ -84,11 +89,17 @@ func (s *Scheduler) exec(t task) (task, bool) {
 	return next, more
 }
 
-func retryable(r *Retry, err error) bool {
+// retryable reports whether err may be retried: not Permanent, and
+// accepted by r.If. A panic in r.If counts as a refusal and is logged.
+func retryable(r *Retry, err error) (ok bool) {
 	if IsPermanent(err) {
 		return false
 	}
-	return r.If == nil || r.If(err)
+	if r.If == nil {
+		return true
+	}
+	callHook("Retry.If", func(err error) { ok = r.If(err) }, err)
+	return ok
 }
 
 // retryLocked arms the next attempt of t's occurrence, which failed at

@@ -22,9 +22,6 @@ type Scheduler struct {
 	mw    []func(Func) Func
 	loc   *time.Location
 
-	ctx  context.Context // parent of every run's context
-	stop context.CancelCauseFunc
-
 	mu      sync.Mutex // guards jobs and closing's transition
 	jobs    map[string]*job
 	closing atomic.Bool
@@ -120,7 +117,6 @@ func New(opts Options) (*Scheduler, error) {
 		jobs:  make(map[string]*job),
 	}
 	s.def.name = "" // Defaults.Name is ignored
-	s.ctx, s.stop = context.WithCancelCause(context.Background())
 	s.pool = newPool(opts.Workers, opts.Queue, s.exec)
 	sched, err := timingwheel.NewScheduler(opts.Resolution, wheelSlots, s.fire,
 		timingwheel.WithPanicHandler(func(p timingwheel.Panic) {
@@ -423,6 +419,7 @@ func (s *Scheduler) Shutdown(ctx context.Context) error {
 		return ErrClosed
 	}
 	s.closing.Store(true)
+	all := s.jobs
 	s.jobs = map[string]*job{}
 	s.mu.Unlock()
 	s.sched.Stop()
@@ -435,10 +432,20 @@ func (s *Scheduler) Shutdown(ctx context.Context) error {
 	}()
 	select {
 	case <-done:
-		s.stop(ErrShutdown)
 		return nil
 	case <-ctx.Done():
-		s.stop(ErrShutdown)
-		return ctx.Err()
 	}
+	// Every attempt still running belongs to a job of the table: one that
+	// left it (cancelled, replaced, or ended with nothing active) had its
+	// attempts cancelled already, or had none.
+	for _, j := range all {
+		j.mu.Lock()
+		if j.busy != nil {
+			for x := j.busy.execs; x != nil; x = x.next {
+				x.cancel(ErrShutdown)
+			}
+		}
+		j.mu.Unlock()
+	}
+	return ctx.Err()
 }
