@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ttlkit/ttlkit/jobs"
 )
 
 // Crash tests run workers in child processes: the test binary re-executed
@@ -59,10 +61,10 @@ func childWorker(url string) int {
 		return nil
 	}, WorkOptions{
 		Concurrency: conc,
-		Retry:       Retry{MaxAttempts: 10},
-		Hooks: Hooks{OnFinish: func(f Finish) {
-			if f.Outcome == Succeeded && f.Confirmed {
-				out <- "ack " + f.Run.ID + "\n"
+		Retry:       jobs.Retry{Attempts: 10},
+		Hooks: jobs.Hooks{OnFinish: func(e jobs.Event) {
+			if e.Outcome == jobs.Succeeded { // reported once the server confirmed the ack
+				out <- "ack " + e.ID + "\n"
 			}
 		}},
 	})

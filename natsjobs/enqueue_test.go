@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ttlkit/ttlkit/jobs"
 )
 
 // collect runs a worker that sends every run's ID and payload.
@@ -141,7 +143,7 @@ func TestBadInput(t *testing.T) {
 		{"StatsUnknownQueue", func() error { _, err := c.Stats(ctx, "x"); return err }, "unknown queue"},
 		{"WorkNilFunc", func() error { return c.Work(ctx, "q", nil, WorkOptions{}) }, "nil handler"},
 		{"WorkBadRetry", func() error {
-			return c.Work(ctx, "q", func(context.Context, Run) error { return nil }, WorkOptions{Retry: Retry{Factor: 0.5}})
+			return c.Work(ctx, "q", func(context.Context, Run) error { return nil }, WorkOptions{Retry: jobs.Retry{Factor: 0.5}})
 		}, "Factor"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/ttlkit/ttlkit/jobs"
 )
 
 // Config configures Open. Queues is required; so is StoreDir for an
@@ -303,7 +304,7 @@ func (c *Client) declare(ctx context.Context, q string) error {
 	// retry policy's); create it here only if missing, so that Stats works
 	// before any worker started and jobs are kept for the first one.
 	if _, err := c.js.Consumer(ctx, workStream(q), workerConsumer); errors.Is(err, jetstream.ErrConsumerNotFound) {
-		_, err = c.js.CreateConsumer(ctx, workStream(q), workerConfig(q, c.cfg, Retry{}))
+		_, err = c.js.CreateConsumer(ctx, workStream(q), workerConfig(q, c.cfg, defaultRetry))
 		if err != nil && !errIs(err, jetstream.JSErrCodeConsumerExists) {
 			return wrap("create consumer "+workerConsumer, err)
 		}
@@ -314,15 +315,14 @@ func (c *Client) declare(ctx context.Context, q string) error {
 }
 
 // workerConfig is the workers' shared consumer: deliveries of the ready
-// subjects, redelivered after AckWait, at most r.MaxAttempts times.
-func workerConfig(q string, cfg Config, r Retry) jetstream.ConsumerConfig {
-	r.validate()
+// subjects, redelivered after AckWait, at most r.Attempts times.
+func workerConfig(q string, cfg Config, r jobs.Retry) jetstream.ConsumerConfig {
 	return jetstream.ConsumerConfig{
 		Durable:       workerConsumer,
 		FilterSubject: readySubject(q, ">"),
 		AckPolicy:     jetstream.AckExplicitPolicy,
 		AckWait:       cfg.AckWait,
-		MaxDeliver:    r.MaxAttempts,
+		MaxDeliver:    r.Attempts,
 		Replicas:      cfg.Replicas,
 	}
 }
