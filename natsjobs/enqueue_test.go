@@ -211,3 +211,34 @@ func TestClosed(t *testing.T) {
 		t.Errorf("Work after Close: %v, want ErrClosed", err)
 	}
 }
+
+func TestEnqueueBatch(t *testing.T) {
+	c := open(t, Config{})
+	ctx := context.Background()
+	const n = 2500 // more than one window
+	now := make([]Job, n)
+	for i := range now {
+		now[i] = Job{Queue: "q", ID: fmt.Sprint("n", i), Payload: []byte(fmt.Sprint(i))}
+	}
+	if err := c.EnqueueBatch(ctx, time.Time{}, now...); err != nil {
+		t.Fatal(err)
+	}
+	// The same IDs again, later: the ready copies are withdrawn.
+	due := time.Now().Add(3 * time.Second)
+	if err := c.EnqueueBatch(ctx, due, now[:n/2]...); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := c.Stats(ctx, "q"); err != nil || st != (Stats{Pending: n / 2, Due: n - n/2}) {
+		t.Errorf("Stats = %+v, %v; want Pending %d, Due %d", st, err, n/2, n-n/2)
+	}
+	bad := []Job{{Queue: "q", ID: "ok"}, {Queue: "q", ID: ""}}
+	if err := c.EnqueueBatch(ctx, time.Time{}, bad...); !errors.Is(err, ErrInvalid) {
+		t.Errorf("batch with an empty ID: %v, want ErrInvalid", err)
+	}
+	if err := c.EnqueueBatch(ctx, time.Now().Add(-time.Second), now[0]); !errors.Is(err, ErrInvalid) {
+		t.Errorf("batch in the past: %v, want ErrInvalid", err)
+	}
+	if st, err := c.Stats(ctx, "q"); err != nil || st.Due != n-n/2 {
+		t.Errorf("rejected batches stored jobs: Stats = %+v, %v", st, err)
+	}
+}

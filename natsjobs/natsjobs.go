@@ -255,9 +255,8 @@ func advSubject(q string) string {
 func idOf(subject, prefix string) string { return subject[len(prefix):] }
 
 const (
-	workerConsumer  = "workers"
-	advConsumer     = "advisories"
-	pendingConsumer = "pending" // never pulled: its NumPending counts the schedules
+	workerConsumer = "workers"
+	advConsumer    = "advisories"
 )
 
 // declare creates or updates the queue's three streams.
@@ -290,15 +289,6 @@ func (c *Client) declare(ctx context.Context, q string) error {
 		if _, err := c.js.CreateOrUpdateStream(ctx, sc); err != nil {
 			return wrap("create stream "+sc.Name, err)
 		}
-	}
-	_, err := c.js.CreateOrUpdateConsumer(ctx, workStream(q), jetstream.ConsumerConfig{
-		Durable:       pendingConsumer,
-		FilterSubject: schedSubject(q, ">"),
-		AckPolicy:     jetstream.AckExplicitPolicy,
-		Replicas:      c.cfg.Replicas,
-	})
-	if err != nil {
-		return wrap("create consumer "+pendingConsumer, err)
 	}
 	// The workers' consumer is configured by Work (its MaxDeliver is the
 	// retry policy's); create it here only if missing, so that Stats works
