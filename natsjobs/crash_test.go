@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ttlkit/ttlkit/jobs"
 )
 
 // Crash tests run workers in child processes: the test binary re-executed
@@ -59,10 +61,10 @@ func childWorker(url string) int {
 		return nil
 	}, WorkOptions{
 		Concurrency: conc,
-		Retry:       Retry{MaxAttempts: 10},
-		Hooks: Hooks{OnFinish: func(f Finish) {
-			if f.Outcome == Succeeded && f.Confirmed {
-				out <- "ack " + f.Run.ID + "\n"
+		Retry:       jobs.Retry{Attempts: 10},
+		Hooks: jobs.Hooks{OnFinish: func(e jobs.Event) {
+			if e.Outcome == jobs.Succeeded { // reported once the server confirmed the ack
+				out <- "ack " + e.ID + "\n"
 			}
 		}},
 	})
@@ -131,20 +133,28 @@ func (ch *child) stop(t *testing.T) {
 	}
 }
 
-// crashSize is the number of jobs: modest by default, the 100k
-// with NATSJOBS_FULL=1.
-func crashSize() int {
+// size is small by default (CI runs every test in about a minute) and
+// full with NATSJOBS_FULL=1, the sizes of the proof.
+func size(small, full int) int {
 	if os.Getenv("NATSJOBS_FULL") != "" {
-		return 100_000
+		return full
 	}
-	return 3000
+	return small
 }
 
-func enqueueN(t *testing.T, c *Client, n int) {
+func crashSize() int { return size(3000, 100_000) }
+
+// enqueueN stores jobs j0 ... j<n-1>, due at at (zero: now).
+func enqueueN(t *testing.T, c *Client, n int, at time.Time) {
 	t.Helper()
+	batch := make([]Job, 0, 1000)
 	for i := range n {
-		if err := c.Enqueue(context.Background(), Job{Queue: "q", ID: fmt.Sprint("j", i)}); err != nil {
-			t.Fatal(err)
+		batch = append(batch, Job{Queue: "q", ID: fmt.Sprint("j", i)})
+		if len(batch) == cap(batch) || i == n-1 {
+			if err := c.EnqueueBatch(context.Background(), at, batch...); err != nil {
+				t.Fatal(err)
+			}
+			batch = batch[:0]
 		}
 	}
 }
@@ -158,7 +168,7 @@ func TestCrashWorkerKilled(t *testing.T) {
 	}
 	n := crashSize()
 	c := open(t, Config{Listen: "127.0.0.1:0", AckWait: time.Second})
-	enqueueN(t, c, n)
+	enqueueN(t, c, n, time.Time{})
 	events := make(chan childEvent, 1024)
 	const kills = 3
 	gen := 0
@@ -251,7 +261,7 @@ func TestThreeWorkerProcesses(t *testing.T) {
 			t.Fatalf("child %d said %s before ready", e.child, e.kind)
 		}
 	}
-	enqueueN(t, c, n)
+	enqueueN(t, c, n, time.Time{})
 	runs := map[string]int{}
 	per := [3]int{}
 	acks := 0

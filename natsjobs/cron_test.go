@@ -77,3 +77,48 @@ func TestCronEverySecond(t *testing.T) {
 		t.Errorf("%d runs after Cancel, want at most 1 in flight", extra)
 	}
 }
+
+// The cron proof, 20 s long, so only with NATSJOBS_FULL=1: a
+// per-second cron job runs 10 ± 1 times in 10 s, and after the embedded
+// server was down for 5 s it catches up with one run, not five.
+func TestCronTenSecondsAndOutage(t *testing.T) {
+	if size(0, 1) == 0 {
+		t.Skip("set NATSJOBS_FULL=1 (20 s of cron)")
+	}
+	dir := t.TempDir()
+	ctx := context.Background()
+	cfg := Config{StoreDir: dir, Queues: []string{"q"}}
+	runs := make(chan Run, 100)
+	fn := func(ctx context.Context, r Run) error { runs <- r; return nil }
+	c := open(t, cfg)
+	stop := work(t, c, "q", fn, WorkOptions{})
+	if err := c.EnqueueCron(ctx, Job{Queue: "q", ID: "tick"}, "* * * * * *", nil); err != nil {
+		t.Fatal(err)
+	}
+	first := recv(t, runs, "first run")
+	end := first.Started.Add(10 * time.Second)
+	n := 1
+	for r := recv(t, runs, "run"); r.Started.Before(end); r = recv(t, runs, "run") {
+		n++
+	}
+	if n < 9 || n > 11 {
+		t.Errorf("%d runs in 10 s, want 10 ± 1", n)
+	}
+	stop()
+	c.Close()
+	for len(runs) > 0 {
+		<-runs
+	}
+	<-time.After(5 * time.Second) // the outage itself, not synchronization
+	back := time.Now()
+	c = open(t, cfg)
+	work(t, c, "q", fn, WorkOptions{})
+	catchUp := 0
+	for r := recv(t, runs, "run after the outage"); r.Started.Before(back.Add(1500 * time.Millisecond)); r = recv(t, runs, "run") {
+		catchUp++
+	}
+	if catchUp > 2 {
+		t.Errorf("%d runs in the 1.5 s after a 5 s outage, want the one catch-up (and at most one regular tick)", catchUp)
+	}
+	t.Logf("%d runs in 10 s; %d in the 1.5 s after a 5 s outage", n, catchUp)
+}

@@ -49,7 +49,7 @@ func (w *worker) bury(ctx context.Context, j Job, seq uint64, attempts int, caus
 	if err != nil {
 		return w.c.apiErr("dead letter "+j.ID, err)
 	}
-	if h := w.opts.Hooks.OnDead; h != nil && !ack.Duplicate {
+	if h := w.opts.DeadLetter; h != nil && !ack.Duplicate {
 		h(DeadLetter{Job: j, Attempts: attempts, Err: text, Failed: now})
 	}
 	return nil

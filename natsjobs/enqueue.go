@@ -91,12 +91,26 @@ func (c *Client) EnqueueAfter(ctx context.Context, j Job, d time.Duration) error
 // of the ID is withdrawn if withdraw is set (a retry keeps its own
 // delivery until the schedule is stored, then acknowledges it).
 func (c *Client) enqueue(ctx context.Context, j Job, t time.Time, attempts int, withdraw bool) error {
-	msg, err := c.jobMsg(j)
+	msg, later, err := c.prepare(j, t, attempts)
 	if err != nil {
 		return err
 	}
 	if err := c.ready(); err != nil {
 		return err
+	}
+	if later && withdraw {
+		if _, err := c.purge(ctx, j.Queue, readySubject(j.Queue, j.ID)); err != nil {
+			return err
+		}
+	}
+	return c.publish(ctx, msg, "enqueue "+j.ID)
+}
+
+// prepare validates j and builds its message for time t (see enqueue);
+// later reports a schedule rather than a ready message.
+func (c *Client) prepare(j Job, t time.Time, attempts int) (msg *nats.Msg, later bool, err error) {
+	if msg, err = c.jobMsg(j); err != nil {
+		return nil, false, err
 	}
 	if attempts > 0 {
 		msg.Header.Set(hdrAttempts, strconv.Itoa(attempts))
@@ -108,17 +122,12 @@ func (c *Client) enqueue(ctx context.Context, j Job, t time.Time, attempts int, 
 		msg.Subject = readySubject(j.Queue, j.ID)
 		msg.Header.Set(jetstream.ScheduleNextHeader, "purge")
 		msg.Header.Set(jetstream.SchedulerHeader, schedSubject(j.Queue, j.ID))
-		return c.publish(ctx, msg, "enqueue "+j.ID)
-	}
-	if withdraw {
-		if _, err := c.purge(ctx, j.Queue, readySubject(j.Queue, j.ID)); err != nil {
-			return err
-		}
+		return msg, false, nil
 	}
 	msg.Subject = schedSubject(j.Queue, j.ID)
 	msg.Header.Set(jetstream.ScheduleHeader, "@at "+t.Add(-scheduleLead).UTC().Format(time.RFC3339Nano))
 	msg.Header.Set(jetstream.ScheduleTargetHeader, readySubject(j.Queue, j.ID))
-	return c.publish(ctx, msg, "enqueue "+j.ID)
+	return msg, true, nil
 }
 
 // jobMsg validates j and builds its message (subject left for the caller).

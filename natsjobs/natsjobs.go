@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/ttlkit/ttlkit/jobs"
 )
 
 // Config configures Open. Queues is required; so is StoreDir for an
@@ -254,9 +255,8 @@ func advSubject(q string) string {
 func idOf(subject, prefix string) string { return subject[len(prefix):] }
 
 const (
-	workerConsumer  = "workers"
-	advConsumer     = "advisories"
-	pendingConsumer = "pending" // never pulled: its NumPending counts the schedules
+	workerConsumer = "workers"
+	advConsumer    = "advisories"
 )
 
 // declare creates or updates the queue's three streams.
@@ -290,20 +290,11 @@ func (c *Client) declare(ctx context.Context, q string) error {
 			return wrap("create stream "+sc.Name, err)
 		}
 	}
-	_, err := c.js.CreateOrUpdateConsumer(ctx, workStream(q), jetstream.ConsumerConfig{
-		Durable:       pendingConsumer,
-		FilterSubject: schedSubject(q, ">"),
-		AckPolicy:     jetstream.AckExplicitPolicy,
-		Replicas:      c.cfg.Replicas,
-	})
-	if err != nil {
-		return wrap("create consumer "+pendingConsumer, err)
-	}
 	// The workers' consumer is configured by Work (its MaxDeliver is the
 	// retry policy's); create it here only if missing, so that Stats works
 	// before any worker started and jobs are kept for the first one.
 	if _, err := c.js.Consumer(ctx, workStream(q), workerConsumer); errors.Is(err, jetstream.ErrConsumerNotFound) {
-		_, err = c.js.CreateConsumer(ctx, workStream(q), workerConfig(q, c.cfg, Retry{}))
+		_, err = c.js.CreateConsumer(ctx, workStream(q), workerConfig(q, c.cfg, defaultRetry))
 		if err != nil && !errIs(err, jetstream.JSErrCodeConsumerExists) {
 			return wrap("create consumer "+workerConsumer, err)
 		}
@@ -314,15 +305,14 @@ func (c *Client) declare(ctx context.Context, q string) error {
 }
 
 // workerConfig is the workers' shared consumer: deliveries of the ready
-// subjects, redelivered after AckWait, at most r.MaxAttempts times.
-func workerConfig(q string, cfg Config, r Retry) jetstream.ConsumerConfig {
-	r.validate()
+// subjects, redelivered after AckWait, at most r.Attempts times.
+func workerConfig(q string, cfg Config, r jobs.Retry) jetstream.ConsumerConfig {
 	return jetstream.ConsumerConfig{
 		Durable:       workerConsumer,
 		FilterSubject: readySubject(q, ">"),
 		AckPolicy:     jetstream.AckExplicitPolicy,
 		AckWait:       cfg.AckWait,
-		MaxDeliver:    r.MaxAttempts,
+		MaxDeliver:    r.Attempts,
 		Replicas:      cfg.Replicas,
 	}
 }

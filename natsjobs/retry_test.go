@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/ttlkit/ttlkit/jobs"
 )
 
 func TestRetryThenDeadLetterOnce(t *testing.T) {
@@ -15,8 +16,8 @@ func TestRetryThenDeadLetterOnce(t *testing.T) {
 	attempts := make(chan int, 10)
 	dead := make(chan DeadLetter, 10)
 	opts := WorkOptions{
-		Retry: Retry{MaxAttempts: 3, Base: 10 * time.Millisecond, Factor: 1, Jitter: -1},
-		Hooks: Hooks{OnDead: func(d DeadLetter) { dead <- d }},
+		Retry:      jobs.Retry{Attempts: 3, Base: 10 * time.Millisecond, Factor: 1},
+		DeadLetter: func(d DeadLetter) { dead <- d },
 	}
 	stop := work(t, c, "q", func(ctx context.Context, r Run) error {
 		attempts <- r.Attempt
@@ -74,8 +75,8 @@ func TestPermanentErrorSkipsRetries(t *testing.T) {
 	dead := make(chan DeadLetter, 10)
 	work(t, c, "q", func(ctx context.Context, r Run) error {
 		attempts <- r.Attempt
-		return Permanent(errors.New("bad order"))
-	}, WorkOptions{Hooks: Hooks{OnDead: func(d DeadLetter) { dead <- d }}})
+		return jobs.Permanent(errors.New("bad order"))
+	}, WorkOptions{DeadLetter: func(d DeadLetter) { dead <- d }})
 	if err := c.Enqueue(context.Background(), Job{Queue: "q", ID: "p"}); err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +97,7 @@ func TestLongRetryDelayIsRescheduled(t *testing.T) {
 		now time.Time
 	}
 	runs := make(chan got, 10)
-	finished := make(chan Finish, 10)
+	finished := make(chan jobs.Event, 10)
 	const delay = 2500 * time.Millisecond
 	work(t, c, "q", func(ctx context.Context, r Run) error {
 		runs <- got{r, time.Now()}
@@ -104,13 +105,13 @@ func TestLongRetryDelayIsRescheduled(t *testing.T) {
 			return errors.New("once")
 		}
 		return nil
-	}, WorkOptions{Retry: Retry{Base: delay, Jitter: -1}, Hooks: Hooks{OnFinish: func(f Finish) { finished <- f }}})
+	}, WorkOptions{Retry: jobs.Retry{Attempts: 5, Base: delay}, Hooks: jobs.Hooks{OnFinish: func(e jobs.Event) { finished <- e }}})
 	if err := c.Enqueue(context.Background(), Job{Queue: "q", ID: "r"}); err != nil {
 		t.Fatal(err)
 	}
 	first := recv(t, runs, "first run")
-	if f := recv(t, finished, "first outcome"); f.Outcome != Retrying || !f.Confirmed {
-		t.Fatalf("first outcome %v (confirmed %v), want a confirmed retry", f.Outcome, f.Confirmed)
+	if e := recv(t, finished, "first outcome"); e.Outcome != jobs.Retrying {
+		t.Fatalf("first outcome %v, want %v", e.Outcome, jobs.Retrying)
 	}
 	// The schedule fires scheduleLead before the retry is due, so for
 	// about delay-scheduleLead the job is pending on the server.
@@ -133,7 +134,7 @@ func TestLongRetryDelayIsRescheduled(t *testing.T) {
 func TestCrashLoopGoesToDeadLetters(t *testing.T) {
 	c := open(t, Config{AckWait: time.Second})
 	ctx := context.Background()
-	retry := Retry{MaxAttempts: 2}
+	retry := jobs.Retry{Attempts: 2}
 	if _, err := c.js.CreateOrUpdateConsumer(ctx, workStream("q"), workerConfig("q", c.cfg, retry)); err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +157,7 @@ func TestCrashLoopGoesToDeadLetters(t *testing.T) {
 	dead := make(chan DeadLetter, 4)
 	ran := make(chan Run, 4)
 	work(t, c, "q", func(ctx context.Context, r Run) error { ran <- r; return nil },
-		WorkOptions{Retry: retry, Hooks: Hooks{OnDead: func(d DeadLetter) { dead <- d }}})
+		WorkOptions{Retry: retry, DeadLetter: func(d DeadLetter) { dead <- d }})
 	d := recv(t, dead, "dead letter from the advisory")
 	if d.Job.ID != "loop" || d.Attempts != 2 || string(d.Job.Payload) != "x" {
 		t.Errorf("dead letter %+v, want loop, 2 attempts, payload x", d)
@@ -170,9 +171,10 @@ func TestCrashLoopGoesToDeadLetters(t *testing.T) {
 	}
 }
 
-func TestRetryDelays(t *testing.T) {
-	r := Retry{Base: time.Second, Max: 5 * time.Second, Jitter: 0.1}
-	if err := r.validate(); err != nil {
+func TestBackoff(t *testing.T) {
+	r := jobs.Retry{Attempts: 9, Base: time.Second, Max: 5 * time.Second, Jitter: 0.1}
+	r, err := policy(r)
+	if err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -180,11 +182,70 @@ func TestRetryDelays(t *testing.T) {
 		want    time.Duration
 	}{{1, time.Second}, {2, 2 * time.Second}, {3, 4 * time.Second}, {4, 5 * time.Second}, {60, 5 * time.Second}} {
 		for range 100 {
-			got := r.delay(tc.attempt)
+			got := backoff(&r, tc.attempt)
 			lo, hi := time.Duration(float64(tc.want)*0.9), time.Duration(float64(tc.want)*1.1)
 			if got < lo || got > hi {
-				t.Fatalf("delay after attempt %d = %v, want within [%v, %v]", tc.attempt, got, lo, hi)
+				t.Fatalf("backoff after attempt %d = %v, want within [%v, %v]", tc.attempt, got, lo, hi)
 			}
 		}
+	}
+}
+
+func TestRetryPolicy(t *testing.T) {
+	if p, err := policy(jobs.Retry{}); err != nil || p.Attempts != 5 || p.Base != time.Second || p.Factor != 2 {
+		t.Errorf("policy(zero) = %+v, %v; want 5 attempts from 1s doubling", p, err)
+	}
+	if p, err := policy(jobs.Retry{Attempts: 1}); err != nil || p.Attempts != 1 {
+		t.Errorf("policy(Attempts 1) = %+v, %v; want 1 attempt", p, err)
+	}
+	for _, r := range []jobs.Retry{{Attempts: -1}, {Base: -1}, {Max: -1}, {Factor: 0.5}, {Jitter: 1}, {Jitter: -0.1}} {
+		if _, err := policy(r); !errors.Is(err, ErrInvalid) {
+			t.Errorf("policy(%+v) = %v, want ErrInvalid", r, err)
+		}
+	}
+}
+
+func TestRetryIf(t *testing.T) {
+	c := open(t, Config{})
+	attempts := make(chan int, 10)
+	dead := make(chan DeadLetter, 1)
+	errFatal := errors.New("fatal")
+	work(t, c, "q", func(ctx context.Context, r Run) error {
+		attempts <- r.Attempt
+		return errFatal
+	}, WorkOptions{
+		Retry:      jobs.Retry{Attempts: 5, Base: 10 * time.Millisecond, If: func(err error) bool { return !errors.Is(err, errFatal) }},
+		DeadLetter: func(d DeadLetter) { dead <- d },
+	})
+	if err := c.Enqueue(context.Background(), Job{Queue: "q", ID: "f"}); err != nil {
+		t.Fatal(err)
+	}
+	if d := recv(t, dead, "dead letter"); d.Attempts != 1 {
+		t.Errorf("dead after %d attempts, want 1 (Retry.If refused)", d.Attempts)
+	}
+}
+
+func TestPanicIsRetried(t *testing.T) {
+	c := open(t, Config{})
+	done := make(chan jobs.Event, 10)
+	work(t, c, "q", func(ctx context.Context, r Run) error {
+		if r.Attempt == 1 {
+			panic("kaboom")
+		}
+		return nil
+	}, WorkOptions{
+		Retry: jobs.Retry{Attempts: 3, Base: 10 * time.Millisecond},
+		Hooks: jobs.Hooks{OnFinish: func(e jobs.Event) { done <- e }},
+	})
+	if err := c.Enqueue(context.Background(), Job{Queue: "q", ID: "p"}); err != nil {
+		t.Fatal(err)
+	}
+	first := recv(t, done, "first outcome")
+	var pe *jobs.PanicError
+	if first.Outcome != jobs.Retrying || !errors.As(first.Err, &pe) || pe.Value != "kaboom" {
+		t.Errorf("first outcome %v, %v; want Retrying with a PanicError of kaboom", first.Outcome, first.Err)
+	}
+	if second := recv(t, done, "second outcome"); second.Outcome != jobs.Succeeded || second.Attempt != 2 {
+		t.Errorf("second outcome %v at attempt %d, want Succeeded at 2", second.Outcome, second.Attempt)
 	}
 }

@@ -3,6 +3,7 @@ package natsjobs
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/ttlkit/ttlkit/jobs"
 )
 
 // run runs one delivery and reports its outcome to the server.
@@ -23,13 +25,15 @@ func (w *worker) run(d *delivery) {
 	hdr := m.Headers()
 	prior, _ := strconv.Atoi(hdr.Get(hdrAttempts))
 	r := Run{
-		Queue:     w.queue,
-		ID:        idOf(m.Subject(), readySubject(w.queue, "")),
-		Payload:   m.Data(),
-		Header:    userHeader(hdr),
-		Attempt:   prior + int(meta.NumDelivered),
-		Scheduled: d.due,
-		Started:   time.Now(),
+		Run: jobs.Run{
+			ID:        idOf(m.Subject(), readySubject(w.queue, "")),
+			Attempt:   prior + int(meta.NumDelivered),
+			Scheduled: d.due,
+			Started:   time.Now(),
+		},
+		Queue:   w.queue,
+		Payload: m.Data(),
+		Header:  userHeader(hdr),
 	}
 	if r.Scheduled.IsZero() {
 		r.Scheduled = meta.Timestamp
@@ -37,29 +41,37 @@ func (w *worker) run(d *delivery) {
 	ctx, cancel := context.WithTimeout(w.ctx, w.c.cfg.Timeout)
 	defer cancel()
 	seq := meta.Sequence.Stream
-	if max := w.opts.Retry.MaxAttempts; r.Attempt > max {
+	ev := jobs.Event{Run: r.Run, Lateness: max(r.Started.Sub(r.Scheduled), 0)}
+	if r.Attempt > w.opts.Retry.Attempts {
 		// Delivered again after its last attempt without an outcome:
-		// the worker died or Work stopped meanwhile.
-		err := fmt.Errorf("natsjobs: delivered %d times without an outcome", meta.NumDelivered)
-		ok := w.bury(ctx, r.job(), seq, r.Attempt-1, err) == nil && m.DoubleAck(ctx) == nil
-		w.finished(Finish{Run: r, Err: err, Outcome: Dead, Confirmed: ok})
+		// its worker died, or Work stopped, meanwhile.
+		ev.Outcome, ev.Err = jobs.Failed, fmt.Errorf("natsjobs: delivered %d times without an outcome", meta.NumDelivered)
+		if w.bury(ctx, r.job(), seq, r.Attempt-1, ev.Err) == nil && m.DoubleAck(ctx) == nil {
+			hook(w.opts.Hooks.OnFinish, ev)
+		}
 		return
 	}
 
-	err = w.call(r, m)
-	f := Finish{Run: r, Err: err, Duration: time.Since(r.Started)}
+	hook(w.opts.Hooks.OnStart, ev)
+	ev.Err = w.call(r, m)
+	ev.Duration = time.Since(r.Started)
+	var confirmed error
 	switch {
-	case err == nil:
-		f.Outcome = Succeeded
-		f.Confirmed = m.DoubleAck(ctx) == nil
-	case isPermanent(err) || r.Attempt >= w.opts.Retry.MaxAttempts:
-		f.Outcome = Dead
-		f.Confirmed = w.bury(ctx, r.job(), seq, r.Attempt, err) == nil && m.DoubleAck(ctx) == nil
+	case ev.Err == nil:
+		ev.Outcome = jobs.Succeeded
+		confirmed = m.DoubleAck(ctx)
+	case !retryable(&w.opts.Retry, ev.Err) || r.Attempt >= w.opts.Retry.Attempts:
+		ev.Outcome = jobs.Failed
+		if confirmed = w.bury(ctx, r.job(), seq, r.Attempt, ev.Err); confirmed == nil {
+			confirmed = m.DoubleAck(ctx)
+		}
 	default:
-		f.Outcome = Retrying
-		f.Confirmed = w.retry(ctx, r, m) == nil
+		ev.Outcome = jobs.Retrying
+		confirmed = w.retry(ctx, r, m)
 	}
-	w.finished(f)
+	if confirmed == nil {
+		hook(w.opts.Hooks.OnFinish, ev)
+	}
 }
 
 // call runs the handler, telling the server every AckWait/3 that the
@@ -81,7 +93,7 @@ func (w *worker) call(r Run, m jetstream.Msg) (err error) {
 	}()
 	defer func() {
 		if p := recover(); p != nil {
-			err = fmt.Errorf("natsjobs: handler panic: %v\n%s", p, debug.Stack())
+			err = &jobs.PanicError{Value: p, Stack: debug.Stack()}
 		}
 	}()
 	return w.fn(w.ctx, r)
@@ -93,7 +105,7 @@ func (w *worker) call(r Run, m jetstream.Msg) (err error) {
 // of failed attempts, and the delivery is acknowledged once that is
 // stored, so no worker and no pending slot is held while it waits.
 func (w *worker) retry(ctx context.Context, r Run, m jetstream.Msg) error {
-	delay := w.opts.Retry.delay(r.Attempt)
+	delay := backoff(&w.opts.Retry, r.Attempt)
 	if delay <= scheduleLead || m.Headers().Get(hdrCron) != "" {
 		return m.NakWithDelay(min(delay, w.c.cfg.AckWait))
 	}
@@ -104,10 +116,18 @@ func (w *worker) retry(ctx context.Context, r Run, m jetstream.Msg) error {
 	return m.DoubleAck(ctx)
 }
 
-func (w *worker) finished(f Finish) {
-	if h := w.opts.Hooks.OnFinish; h != nil {
-		h(f)
+// hook calls a user hook, if set, and recovers its panic: a hook must not
+// take the worker down with it.
+func hook(h func(jobs.Event), ev jobs.Event) {
+	if h == nil {
+		return
 	}
+	defer func() {
+		if p := recover(); p != nil {
+			slog.Error("natsjobs: hook panicked", "job", ev.ID, "panic", p)
+		}
+	}()
+	h(ev)
 }
 
 func (r *Run) job() Job {

@@ -2,8 +2,6 @@ package natsjobs
 
 import (
 	"context"
-
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // Stats counts a queue's jobs, as the server sees them at one moment. The
@@ -25,9 +23,11 @@ type Stats struct {
 	Dead int
 }
 
-// Stats returns the queue's counts. It costs three requests to the server,
+// Stats returns the queue's counts, from three requests to the server
 // read one after the other: a job that moves from one state to another
-// meanwhile may be counted in neither or in both.
+// meanwhile may be counted in neither or in both, and the server's count
+// of due jobs may trail a burst of writes by a moment (the difference
+// shows as Pending).
 func (c *Client) Stats(ctx context.Context, queue string) (Stats, error) {
 	if err := c.checkQueue(queue); err != nil {
 		return Stats{}, err
@@ -38,33 +38,28 @@ func (c *Client) Stats(ctx context.Context, queue string) (Stats, error) {
 	ctx, cancel := c.timeout(ctx)
 	defer cancel()
 	var st Stats
-	pending, err := c.consumerInfo(ctx, queue, pendingConsumer)
-	if err != nil {
-		return st, err
-	}
-	work, err := c.consumerInfo(ctx, queue, workerConsumer)
-	if err != nil {
-		return st, err
-	}
-	s, err := c.js.Stream(ctx, deadStream(queue))
+	cons, err := c.js.Consumer(ctx, workStream(queue), workerConsumer)
 	if err != nil {
 		return st, c.apiErr("stats", err)
 	}
-	st.Pending = int(pending.NumPending)
-	st.Due = int(work.NumPending)
+	work, err := c.js.Stream(ctx, workStream(queue))
+	if err != nil {
+		return st, c.apiErr("stats", err)
+	}
+	dead, err := c.js.Stream(ctx, deadStream(queue))
+	if err != nil {
+		return st, c.apiErr("stats", err)
+	}
+	w := cons.CachedInfo()
 	// The server keeps counting a message as redelivered after it was
 	// deleted by hand (a dead-lettered crash loop): count only as many
 	// retries as there are deliveries in progress.
-	st.Retrying = min(work.NumRedelivered, work.NumAckPending)
-	st.Running = work.NumAckPending - st.Retrying
-	st.Dead = int(s.CachedInfo().State.Msgs)
+	st.Retrying = min(w.NumRedelivered, w.NumAckPending)
+	st.Running = w.NumAckPending - st.Retrying
+	st.Due = int(w.NumPending)
+	// The work stream holds each live job once: as a schedule, or as a
+	// ready message (due, or delivered and not yet acknowledged).
+	st.Pending = max(int(work.CachedInfo().State.Msgs)-st.Due-w.NumAckPending, 0)
+	st.Dead = int(dead.CachedInfo().State.Msgs)
 	return st, nil
-}
-
-func (c *Client) consumerInfo(ctx context.Context, queue, name string) (*jetstream.ConsumerInfo, error) {
-	cons, err := c.js.Consumer(ctx, workStream(queue), name)
-	if err != nil {
-		return nil, c.apiErr("stats", err)
-	}
-	return cons.CachedInfo(), nil
 }

@@ -7,71 +7,30 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/ttlkit/ttlkit/jobs"
 	"github.com/ttlkit/ttlkit/timingwheel"
 )
 
 // Func is a job handler. It returns nil for success, an error to be
-// retried under the Work call's Retry policy, or Permanent(err) to give up
-// at once. ctx carries the values of Work's ctx but is not cancelled when
-// Work stops: Work waits for running handlers. A panic is recovered and
-// counts as an error (with the stack in its text).
+// retried under the Work call's Retry policy, or jobs.Permanent(err) to
+// give up at once. ctx carries the values of Work's ctx but is not
+// cancelled when Work stops: Work waits for running handlers. A panic is
+// recovered as a *jobs.PanicError and retried like an error.
 type Func func(ctx context.Context, r Run) error
 
-// Run describes one attempt of a job, as handed to a Func.
+// Run describes one attempt of a job, as handed to a Func: package jobs'
+// Run (ID, Attempt, Scheduled, Started; Name is empty) plus the job's
+// queue, payload and headers.
+//
+// Attempt counts deliveries that did not succeed, across retries and
+// worker crashes: a run whose worker died counts as an attempt.
+// Scheduled is the time given to EnqueueAt, the activation of a cron job,
+// or when Enqueue stored the job (for a retry: when the retry was due).
 type Run struct {
-	Queue, ID string
-	Payload   []byte
-	Header    map[string]string
-	// Attempt is 1 for the first run, 2 for the first retry, and so on.
-	Attempt int
-	// Scheduled is when the job was due: the time given to EnqueueAt, the
-	// activation of a cron job, or when Enqueue stored it.
-	Scheduled time.Time
-	// Started is when this attempt began.
-	Started time.Time
-}
-
-// Outcome is what became of a run. The zero value is invalid.
-type Outcome int
-
-const (
-	Succeeded Outcome = iota + 1 // acknowledged: the job is done
-	Retrying                     // failed; it will run again after the policy's delay
-	Dead                         // failed for the last time or permanently: stored as a dead letter
-)
-
-func (o Outcome) String() string {
-	switch o {
-	case Succeeded:
-		return "succeeded"
-	case Retrying:
-		return "retrying"
-	case Dead:
-		return "dead"
-	}
-	return "Outcome(" + strconv.Itoa(int(o)) + ")"
-}
-
-// Finish reports a finished run to Hooks.OnFinish.
-type Finish struct {
-	Run     Run
-	Err     error // the handler's error; nil on success
-	Outcome Outcome
-	// Confirmed is true when the server confirmed the outcome. When false
-	// (the connection was lost), the job is delivered again after AckWait
-	// and runs again: the handler should be idempotent.
-	Confirmed bool
-	Duration  time.Duration
-}
-
-// Hooks observe a Work call. They run on the worker goroutine that ran the
-// job, after the outcome was sent to the server; they must not block long.
-type Hooks struct {
-	OnFinish func(Finish)
-	// OnDead is called once per dead letter, by the worker that stored it
-	// (a crash-looping job is stored by whichever worker picks up the
-	// server's max-deliveries advisory).
-	OnDead func(DeadLetter)
+	jobs.Run
+	Queue   string
+	Payload []byte
+	Header  map[string]string
 }
 
 // WorkOptions tune a Work call. The zero value is usable.
@@ -79,11 +38,22 @@ type WorkOptions struct {
 	// Concurrency is the number of jobs this call runs at once. Zero
 	// means 1.
 	Concurrency int
-	// Retry is the retry policy. All workers of a queue must use the same
-	// one: its MaxAttempts is also the server's delivery limit for the
-	// queue's shared consumer, and the last Work call to start sets it.
-	Retry Retry
-	Hooks Hooks
+	// Retry is the retry policy, package jobs' type with its meaning,
+	// except that the zero Retry means 5 attempts 1 s, 2 s, 4 s, 8 s apart
+	// (±10 %) rather than none. All workers of a queue must use the same
+	// Attempts: it is also the server's delivery limit on the queue's
+	// shared consumer, and the last Work call to start sets it.
+	Retry jobs.Retry
+	// Hooks observe the runs: OnStart before each attempt, OnFinish after
+	// the server confirmed its outcome (Succeeded, Retrying or Failed; a
+	// run whose outcome was lost with the connection is not reported: it
+	// will be delivered again). Event.Name is empty; OnSkip and OnCancel
+	// are not used. Hooks run on the worker goroutine that ran the job.
+	Hooks jobs.Hooks
+	// DeadLetter, if set, is called once per job stored in the dead
+	// letters, by the worker that stored it (for a crash-looping job,
+	// whichever Work call of the queue handles the server's advisory).
+	DeadLetter func(DeadLetter)
 }
 
 // Work runs fn for the jobs of queue as they fall due, until ctx is done
@@ -124,7 +94,8 @@ func (c *Client) Work(ctx context.Context, queue string, fn Func, opts WorkOptio
 	if opts.Concurrency == 0 {
 		opts.Concurrency = 1
 	}
-	if err := opts.Retry.validate(); err != nil {
+	var err error
+	if opts.Retry, err = policy(opts.Retry); err != nil {
 		return err
 	}
 	if err := c.ready(); err != nil {
