@@ -92,6 +92,7 @@ func TestDSTNewYork(t *testing.T) {
 		{"fall/fixed repeated time runs at its first occurrence", "30 1 * * *", at(edt, 11, 1, 0, 0, 0), at(edt, 11, 1, 1, 30, 0)},
 		{"fall/fixed repeated time does not run on the second pass", "30 1 * * *", at(edt, 11, 1, 1, 30, 0), at(est, 11, 2, 1, 30, 0)},
 		{"fall/after inside the second pass", "30 1 * * *", at(est, 11, 1, 1, 10, 0), at(est, 11, 2, 1, 30, 0)},
+		{"fall/one second before the repeat", "30 1 * * *", at(est, 11, 1, 1, 29, 59), at(est, 11, 2, 1, 30, 0)},
 		{"fall/fixed seconds in the repeated hour", "59 59 1 * * *", at(edt, 11, 1, 1, 59, 59), at(est, 11, 2, 1, 59, 59)},
 		{"fall/fixed time after the repeated hour", "0 2 * * *", at(edt, 11, 1, 1, 30, 0), at(est, 11, 1, 2, 0, 0)},
 		{"fall/wildcard hour runs on both passes", "30 * * * *", at(edt, 11, 1, 1, 30, 0), at(est, 11, 1, 1, 30, 0)},
