@@ -70,14 +70,27 @@
 // runs at 01:30 EDT, not again at 01:30 EST. Any other spec fires at every
 // real instant whose wall time matches, on both passes: "*/15 * * * *" and
 // "*/15 1 * * *" run at 01:00, 01:15, 01:30 and 01:45 EDT and again at the
-// same wall times in EST, and @hourly at both 01:00s. This is Vixie
-// cron's split between fixed-time and wildcard jobs, except that a
+// same wall times in EST, and @hourly at both 01:00s. This is close to
+// Vixie cron's split between fixed-time and wildcard jobs, except that a
 // skipped fixed time is not made up for.
 //
-// robfig/cron v3 runs a fixed time on both passes (01:30 EDT and EST);
-// outside DST changes, Next returns what robfig's SpecSchedule.Next does,
-// except that it also finds runs more than five years away (robfig gives
-// up) and accepts weekday 7.
+// # Coming from robfig/cron v3
+//
+// The syntax (with robfig's SecondOptional and Descriptor options), the
+// day-field rule and the answers are the same: a differential test over
+// a million random specs and times away from DST changes finds no
+// difference. What differs:
+//
+//   - Weekday 7 (Sunday) is accepted; a step larger than its field, a
+//     range starting with *, and @every under a second or with a fraction
+//     of one (robfig rounds it) are rejected.
+//   - A spec that never fires is a parse error; robfig's Next returns the
+//     zero Time for it, and also for runs more than five years away,
+//     which Next here finds.
+//   - DST: robfig runs a fixed time on both passes of a repeated hour, and
+//     when its search starts in or passes through a month whose 1st has
+//     no midnight (Lord Howe, 1 March 1981), its answer can come out at the
+//     wrong time of day.
 //
 // # Errors
 //

@@ -92,6 +92,7 @@ func TestDSTNewYork(t *testing.T) {
 		{"fall/fixed repeated time runs at its first occurrence", "30 1 * * *", at(edt, 11, 1, 0, 0, 0), at(edt, 11, 1, 1, 30, 0)},
 		{"fall/fixed repeated time does not run on the second pass", "30 1 * * *", at(edt, 11, 1, 1, 30, 0), at(est, 11, 2, 1, 30, 0)},
 		{"fall/after inside the second pass", "30 1 * * *", at(est, 11, 1, 1, 10, 0), at(est, 11, 2, 1, 30, 0)},
+		{"fall/one second before the repeat", "30 1 * * *", at(est, 11, 1, 1, 29, 59), at(est, 11, 2, 1, 30, 0)},
 		{"fall/fixed seconds in the repeated hour", "59 59 1 * * *", at(edt, 11, 1, 1, 59, 59), at(est, 11, 2, 1, 59, 59)},
 		{"fall/fixed time after the repeated hour", "0 2 * * *", at(edt, 11, 1, 1, 30, 0), at(est, 11, 1, 2, 0, 0)},
 		{"fall/wildcard hour runs on both passes", "30 * * * *", at(edt, 11, 1, 1, 30, 0), at(est, 11, 1, 1, 30, 0)},
@@ -196,5 +197,31 @@ func TestNextEdgeTimes(t *testing.T) {
 	var zero Schedule
 	if got := zero.Next(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)); !got.IsZero() {
 		t.Fatalf("zero Schedule: Next = %v, want the zero Time", got)
+	}
+}
+
+// TestNextMonthWithoutMidnight: on 1 March 1981 Lord Howe's clocks went
+// from 00:00 (+10) to 00:30 (+10:30), so that month's 1st had no midnight.
+// A search passing through it must keep the spec's time of day; robfig/cron
+// v3 answers these at 00:41 and 01:22 (documented in doc.go).
+func TestNextMonthWithoutMidnight(t *testing.T) {
+	lh := mustLoad(t, "Australia/Lord_Howe")
+	cases := []struct {
+		name, spec  string
+		after, want time.Time
+	}{
+		{"July from March", "2/13 * 19-31 7 *", time.Date(1981, 3, 5, 20, 37, 9, 0, lh), time.Date(1981, 7, 19, 0, 2, 0, 0, lh)},
+		{"November from January", "22 * 30 11 */3,5", time.Date(1981, 1, 30, 3, 58, 27, 0, lh), time.Date(1981, 11, 1, 0, 22, 0, 0, lh)},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := ParseInLocation(c.spec, lh)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := s.Next(c.after); !got.Equal(c.want) {
+				t.Fatalf("%q: Next(%v) = %v, want %v", c.spec, c.after, got, c.want)
+			}
+		})
 	}
 }
