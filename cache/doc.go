@@ -62,6 +62,10 @@
 //     split across shards, so a shard may evict while another has room: a
 //     full cache holds slightly fewer than Limit entries (99.9% of 1M in
 //     the bench module's fill). A Limit under 128 uses a single shard.
+//   - NaN keys are not stored. A key not equal to itself (a float NaN,
+//     or a struct, array or interface holding one) could never be found
+//     again, so writes of it are dropped and Take loads it without storing
+//     (see Cache); it never breaks a shard nor counts towards Limit.
 //   - Callbacks without locks. OnEvict never runs under a cache lock nor on
 //     the expiry engine's goroutine; see Options.OnEvict for which goroutine
 //     runs it.

@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
-	"os"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -58,9 +58,12 @@ const (
 	stateReleased                   // Release was called (e.g. hijacked)
 )
 
-// transferChunk is how many bytes ReadFrom and WriteTo move per call of the
-// wrapped connection's zero-copy path; the stamps are refreshed after each.
-const transferChunk = 256 << 10
+// transferChunk is the most bytes ReadFrom and WriteTo move per call of the
+// wrapped connection's zero-copy path (sendfile, splice), with the stamps
+// refreshed after each, and the size above which a Write on a socket
+// reports its progress (see Write). A peer that takes at least this much
+// per timeout is therefore never idle.
+const transferChunk = 64 << 10
 
 // Conn is a net.Conn whose idleness is tracked. It comes from a Listener's
 // Accept or Wrap, or from the package-level Wrap.
@@ -71,10 +74,11 @@ const transferChunk = 256 << 10
 // SetDeadline, SetReadDeadline and SetWriteDeadline are never used for idle
 // tracking and keep their usual meaning. Conn implements io.ReaderFrom, so
 // that copying a file to a TCP connection keeps sendfile (refreshing the
-// stamp every 256 KiB), and io.WriterTo; CloseRead, CloseWrite and
-// SyscallConn reach the wrapped
-// connection's methods and return an error wrapping errors.ErrUnsupported
-// when it has none.
+// stamp every 64 KiB), and io.WriterTo; CloseRead and CloseWrite reach the
+// wrapped connection's methods and return an error wrapping
+// errors.ErrUnsupported when it has none. SyscallConn gives a raw
+// connection that keeps the stamps fresh and hides the file descriptor
+// from the runtime's zero-copy paths, so no copy bypasses idle tracking.
 //
 // A Conn is safe for concurrent use like any net.Conn.
 type Conn struct {
@@ -134,9 +138,19 @@ func (c *Conn) Read(b []byte) (int, error) {
 }
 
 // Write writes to the wrapped connection; when it returns n > 0 the
-// connection counts as written to now. After the Conn was closed for
-// idleness it returns an *IdleError.
+// connection counts as written to now. A Write of more than 64 KiB on a
+// TCP or Unix socket (on Unix systems) also counts each time the kernel
+// accepts a part of it, so a peer reading slowly but steadily keeps a long
+// Write alive, while one that stops reading does not (the Write then
+// fails with an *IdleError once the connection is reaped). On other
+// connections a Write counts when it returns. After the Conn was closed
+// for idleness it returns an *IdleError.
 func (c *Conn) Write(b []byte) (int, error) {
+	if len(b) > transferChunk {
+		if n, ok, err := c.writeProgress(b); ok {
+			return n, c.mapErr("write", err)
+		}
+	}
 	n, err := c.inner.Write(b)
 	if n > 0 {
 		c.stamp(&c.wstamp)
@@ -305,14 +319,51 @@ func (c *Conn) CloseWrite() error {
 	return c.unsupported("CloseWrite")
 }
 
-// SyscallConn returns the wrapped connection's raw connection, or an error
-// wrapping errors.ErrUnsupported when it is not a syscall.Conn. I/O done
-// through it bypasses idle tracking.
+// SyscallConn returns a raw connection over the wrapped connection's, or an
+// error wrapping errors.ErrUnsupported when it is not a syscall.Conn.
+// Control passes straight through. Read and Write count as activity in
+// their direction each time their callback runs, since the callback's
+// system calls are out of sight. The raw connection does not give the
+// runtime the wrapped socket's file descriptor, so os.File's sendfile and
+// splice (io.Copy between a file and c, either way) cannot move bytes past
+// idle tracking: they go through ReadFrom and Read instead, and a file
+// copied to c still goes out by sendfile, 64 KiB per call.
 func (c *Conn) SyscallConn() (syscall.RawConn, error) {
-	if sc, ok := c.inner.(syscall.Conn); ok {
-		return sc.SyscallConn()
+	sc, ok := c.inner.(syscall.Conn)
+	if !ok {
+		return nil, c.unsupported("SyscallConn")
 	}
-	return nil, c.unsupported("SyscallConn")
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	return rawConn{rc, c}, nil
+}
+
+// rawConn is a syscall.RawConn that stamps its Conn. Lacking the PollFD
+// method of net's raw connections, it is opaque to os.File's zero-copy
+// paths, which look for that method.
+type rawConn struct {
+	inner syscall.RawConn
+	c     *Conn
+}
+
+func (r rawConn) Control(f func(fd uintptr)) error { return r.inner.Control(f) }
+
+func (r rawConn) Read(f func(fd uintptr) (done bool)) error {
+	return r.inner.Read(func(fd uintptr) bool {
+		done := f(fd)
+		r.c.stamp(&r.c.rstamp)
+		return done
+	})
+}
+
+func (r rawConn) Write(f func(fd uintptr) (done bool)) error {
+	return r.inner.Write(func(fd uintptr) bool {
+		done := f(fd)
+		r.c.stamp(&r.c.wstamp)
+		return done
+	})
 }
 
 func (c *Conn) unsupported(method string) error {
@@ -323,10 +374,11 @@ func (c *Conn) unsupported(method string) error {
 // stamp as data moves, and keeps the kernel's zero-copy paths where the
 // wrapped connection has them:
 //
-//   - When r is a regular *os.File (or an *io.LimitedReader of one) and the
-//     wrapped connection is an io.ReaderFrom (a TCP connection is), the
-//     copy goes through it 256 KiB per call, so sendfile stays in use, and
-//     the stamp is refreshed after each call.
+//   - When r is a regular *os.File (or an *io.LimitedReader of one, or
+//     what os.File.WriteTo passes on) and the wrapped connection is an
+//     io.ReaderFrom (a TCP connection is), the copy goes through it 64 KiB
+//     per call, so sendfile stays in use, and the stamp is refreshed after
+//     each call.
 //   - On Linux, when r is a TCP connection (bare, or a *Conn over one,
 //     whose read stamp is then refreshed too) and so is c's, the copy is a
 //     series of splices, each sized to the bytes already queued on r. A
@@ -373,10 +425,14 @@ func (c *Conn) ReadFrom(r io.Reader) (int64, error) {
 	}
 }
 
-// isRegularFile reports whether r is an *os.File of a regular file, which
-// sendfile reads without waiting for data to arrive.
+// isRegularFile reports whether r is a regular file that net's sendfile
+// takes: an *os.File, or the *os.File without WriteTo that os.File.WriteTo
+// hands to io.Copy (both have Stat and SyscallConn).
 func isRegularFile(r io.Reader) bool {
-	f, ok := r.(*os.File)
+	f, ok := r.(interface {
+		Stat() (fs.FileInfo, error)
+		syscall.Conn
+	})
 	if !ok {
 		return false
 	}

@@ -21,10 +21,11 @@
 // decide instead, and keep the connection.
 //
 // In plain words: a connection is never closed while traffic flows, and an
-// idle one is closed at most 2 × Config.Resolution after its timeout
-// (default Resolution: the shortest timeout / 16). With net/http, install
-// [ConnState] as the server's ConnState hook so that a slow handler does
-// not count as idleness.
+// idle one is closed about 2 × Config.Resolution after its timeout at most
+// (default Resolution: the shortest timeout / 16), plus what a busy
+// machine adds. With net/http, install [ConnState] as the server's
+// ConnState hook so that a slow handler does not count as idleness, and
+// keep http.Server's own ReadTimeout and WriteTimeout for slow requests.
 //
 // Costs: a Read or Write pays two atomic loads and a compare (plus one
 // compare-and-swap per Resolution), no lock, no clock read, no timer
@@ -38,22 +39,38 @@
 //     Write completed during the whole timeout before the reap, measured
 //     with the monotonic clock. An active connection is never closed, even
 //     at the edge of a tick, also when the wheel's goroutine is delayed.
-//   - At most 2 × Resolution late. An idle connection is reaped at most
-//     timeout + 2 × Resolution after its last activity: one Resolution
-//     because activity is stamped with a coarse clock, one because the
-//     wheel fires on ticks. Scheduling delay comes on top.
+//   - At most 2 × Resolution late, plus scheduling delay. An idle
+//     connection is reaped at most timeout + 2 × Resolution after its last
+//     activity, one Resolution because activity is stamped with a coarse
+//     clock and one because the wheel fires on ticks, plus the time the
+//     machine takes to run the wheel's goroutine and the closes. That delay
+//     grows with the number of connections reaped together: with 10,000
+//     going idle at once (200 ms timeout, 10 ms Resolution) on a busy
+//     2-core machine, about one in ten was closed after the bound, the
+//     latest about 40 ms after it (BenchmarkIdleReap in
+//     doc/benchmarks.md).
+//   - A reap is rechecked before the close: a connection that was read,
+//     written, touched, paused or released after its timeout was found
+//     expired, for instance while OnIdle ran, is not closed.
 //   - Event.Idle is a lower bound: at least the timeout, at most one
 //     Resolution short of the true idle time.
-//   - A Write that blocks (the peer does not read) refreshes only when it
-//     returns, so a connection whose only activity is a Write blocked for
-//     longer than the timeout is reaped as idle. SetDeadline and friends
-//     pass straight through and are never used for idle tracking.
-//   - Zero-copy paths survive the wrapper. ReadFrom keeps sendfile for
-//     regular files, refreshing the connection every 256 KiB. On Linux,
-//     ReadFrom and WriteTo between TCP connections (bare or wrapped) splice,
-//     in steps sized to the bytes already queued on the source, each
-//     followed by a refresh, so an interactive stream never looks idle.
-//     Other copies go through Read and Write.
+//   - Progress is activity. A Write of more than 64 KiB on a TCP or Unix
+//     socket (Unix systems) refreshes the connection each time the kernel
+//     accepts a part of it, so a peer reading slowly but steadily keeps
+//     even one huge Write alive; a peer that stops reading does not, and
+//     the blocked Write fails with an [*IdleError] once the connection is
+//     reaped. Other Writes refresh when they return. SetDeadline and
+//     friends pass straight through and are never used for idle tracking.
+//   - No copy bypasses tracking, and zero-copy paths survive the wrapper.
+//     ReadFrom keeps sendfile for regular files (io.Copy(conn, file)
+//     too), refreshing the connection every 64 KiB. On Linux, ReadFrom and
+//     WriteTo between TCP connections (bare or wrapped) splice, in steps
+//     sized to the bytes already queued on the source (at most 64 KiB),
+//     each followed by a refresh, so an interactive stream never looks
+//     idle. SyscallConn's raw connection refreshes as its callbacks run and
+//     keeps the socket from os.File's own sendfile and splice. Other copies
+//     go through Read and Write. A peer moving 64 KiB per timeout is never
+//     idle.
 //   - Closing a connection cancels its timer at once; Release (and the
 //     net/http hook [ConnState] for hijacked connections) does too.
 //
@@ -77,7 +94,9 @@
 //
 // http.Server.Serve works with a Listener. Install [ConnState] as the
 // server's ConnState hook so a request being handled, however slowly, does
-// not count as idleness; each response starts the timeouts afresh.
+// not count as idleness; each response starts the timeouts afresh. Since
+// the whole request is exempt, set http.Server's ReadTimeout and
+// WriteTimeout too, against slow bodies and clients that stop reading.
 // To serve TLS, put the idle Listener under the TLS one, so the handshake
 // and all encrypted traffic count as activity:
 //

@@ -117,6 +117,39 @@ func TestReapRecheckedWithoutOnIdle(t *testing.T) {
 	})
 }
 
+// TestReapCalledOffRearms: a reaper goroutine that calls a reap off
+// re-arms the connection's timer (the owner left it unarmed when it queued
+// the reap), so the connection is still reaped once it is idle for a whole
+// timeout.
+func TestReapCalledOffRearms(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		l, pl := newPipeServer(t, Config{IdleTimeout: tT, Resolution: tRes})
+		defer l.Close()
+		c, client := pair(t, l, pl)
+		defer client.Close()
+		time.Sleep(tRes)
+		stale := verdict{Event{Conn: c, Reason: ReasonIdle}, c.rstamp.Load(), c.wstamp.Load()}
+		time.Sleep(tRes)
+		c.Touch()
+		touched := time.Since(start)
+		// As the owner does when it queues a reap: the timer is unarmed.
+		l.tr.sched.Cancel(&c.timer)
+		l.tr.queueReap(stale)
+		c.SetReadDeadline(start.Add(10 * tT)) // if not re-armed, it is never reaped
+		err, at := waitReaped(c, start)
+		if !errors.Is(err, ErrIdle) {
+			t.Fatalf("Read: %v, want ErrIdle", err)
+		}
+		if at < touched+tT || at > touched+tT+2*tRes {
+			t.Errorf("reaped at %v, want within [%v, %v]", at, touched+tT, touched+tT+2*tRes)
+		}
+		if st := l.Stats(); st.ReapedIdle != 1 || st.Events != 2 {
+			t.Errorf("Stats %+v, want 1 reaped after 2 events (one called off)", st)
+		}
+	})
+}
+
 // TestReapRacingRelease: a reap decided before Release (or a hijack) and
 // landing after it leaves the connection alone: it stays open, is not
 // counted as reaped, and its errors are its own, not *IdleError.

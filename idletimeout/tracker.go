@@ -1,6 +1,7 @@
 package idletimeout
 
 import (
+	"errors"
 	"log/slog"
 	"math"
 	"math/bits"
@@ -41,6 +42,7 @@ type tracker struct {
 	clock   timingwheel.Timer[*Conn] // the clock timer; Value is nil
 	clockOn atomic.Bool              // clock timer scheduled or firing
 	tracked atomic.Int64             // tracked connections
+	stopped atomic.Bool              // stop was called: track fails
 
 	// Owner goroutine only (and the constructor, before the owner starts).
 	ring []publication
@@ -80,7 +82,7 @@ func ringSize(s *settings) int64 {
 	if !s.enabled() {
 		return 0
 	}
-	ratio := (s.maxT + int64(s.res) - 1) / int64(s.res)
+	ratio := ceilDiv(s.maxT, int64(s.res))
 	return int64(1) << bits.Len64(uint64(ratio+8))
 }
 
@@ -113,6 +115,7 @@ func (t *tracker) since() int64 { return int64(time.Since(t.origin)) }
 // stop stops the wheel and waits for event goroutines. Idempotent. It must
 // not be called from an event goroutine of t.
 func (t *tracker) stop() {
+	t.stopped.Store(true)
 	if t.sched != nil {
 		t.sched.Stop()
 	}
@@ -220,9 +223,10 @@ type verdict struct {
 }
 
 // check is a connection's timer firing: it finds which timeouts expired,
-// reports the earliest, and returns when to look again (0: never). The
-// timer stays armed after a report, so that a reap called off by later
-// activity needs no re-arming; a reap that happens cancels it.
+// reports the earliest, and returns when to look again (0: never). A
+// reap queued for a reaper goroutine leaves the timer unarmed, and the
+// reaper re-arms it if the reap is called off; with OnIdle the timer
+// stays armed, to call OnIdle again, and a reap cancels it.
 func (t *tracker) check(c *Conn, nowNs int64) time.Duration {
 	s := c.cfg
 	switch c.state.Load() {
@@ -245,23 +249,25 @@ func (t *tracker) check(c *Conn, nowNs int64) time.Duration {
 		if base[r] != c.base[r] {
 			c.base[r], c.fired[r] = base[r], 0
 		}
-		at[r] = base[r] + s.timeout[r]*int64(c.fired[r]+1)
+		// Saturating: a timeout near math.MaxInt64 means never, not a
+		// wrap to the past.
+		at[r] = addSat(base[r], mulSat(s.timeout[r], int64(c.fired[r]+1)))
 		if at[r] <= nowNs && (due == 0 || at[r] < at[due]) {
 			due = r
 		}
 	}
 	if due != 0 {
 		c.fired[due]++
-		at[due] += s.timeout[due]
+		at[due] = addSat(at[due], s.timeout[due])
 		v := verdict{Event{Conn: c, Reason: due, Idle: time.Duration(nowNs - base[due]), Count: c.fired[due]}, rs, ws}
 		if s.onIdle == nil {
 			t.queueReap(v)
-		} else {
-			// OnIdle may block: each call gets its own goroutine, so one
-			// slow callback never delays another connection's event.
-			t.wg.Add(1)
-			go t.deliver(v)
+			return 0 // the reaper closes it or re-arms
 		}
+		// OnIdle may block: each call gets its own goroutine, so one slow
+		// callback never delays another connection's event.
+		t.wg.Add(1)
+		go t.deliver(v)
 	}
 	next := int64(math.MaxInt64)
 	for r := ReasonIdle; r < numReasons; r++ {
@@ -304,7 +310,9 @@ func (t *tracker) reaper() {
 		t.reapQ = t.reapQ[1:]
 		t.reapMu.Unlock()
 		t.stats.events.Add(1)
-		v.Conn.reap(v)
+		if c := v.Conn; !c.reap(v) {
+			c.rearm()
+		}
 	}
 }
 
@@ -334,8 +342,12 @@ func (t *tracker) ask(f func(Event) Action, ev Event) (act Action) {
 	return f(ev)
 }
 
-// track wraps inner and starts tracking it.
+// track wraps inner and starts tracking it. It fails with errStopped after
+// stop.
 func (t *tracker) track(inner net.Conn, s *settings) (*Conn, error) {
+	if t.stopped.Load() {
+		return nil, errStopped
+	}
 	c := &Conn{inner: inner, tr: t, cfg: s}
 	c.timer.Value = c
 	now := t.since()
@@ -355,6 +367,18 @@ func (t *tracker) track(inner net.Conn, s *settings) (*Conn, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// errStopped is track's error after stop; callers return net.ErrClosed.
+var errStopped = errors.New("idletimeout: tracker stopped")
+
+// rearm makes the owner look at c again on the next tick, after a reap
+// was called off, unless c left tracking. A Close racing with it may leave
+// the timer armed once more; its check then finds c closed.
+func (c *Conn) rearm() {
+	if s := c.state.Load(); s == stateTracked || s == statePaused {
+		c.tr.sched.Schedule(&c.timer, 1) // ErrClosed after Listener.Close: nothing to look at
+	}
 }
 
 // untrack is called once per connection leaving tracking.
