@@ -47,8 +47,9 @@
 // covers your common delays: 3600 slots of a second cover an hour. Each
 // slot costs a list head (the size of one Timer) and 8 bytes, allocated by
 // New, and the owner's search for the next slot to scan grows with
-// numSlots, so hundreds to a few thousand slots is the useful range; a
-// power of two saves a division per placement.
+// numSlots, so hundreds to a few thousand slots is the useful range (New
+// refuses more than [MaxSlots]); a power of two saves a division per
+// placement.
 //
 // # Guarantees
 //

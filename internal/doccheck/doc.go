@@ -5,7 +5,8 @@
 //     a page of doc/ cites is a test function of the root module or of a
 //     nested module such as bench/.
 //   - TestExportedNamesDocumented: every exported name of the core module's
-//     packages (a function, a method of an exported type, a type, a
-//     constant, a variable, an exported struct field or interface method)
-//     has a doc comment.
+//     importable packages (a function, a method of an exported type, a
+//     type, a constant, a variable, an exported struct field or interface
+//     method) has a doc comment. Commands (package main, such as the
+//     examples) are not checked: nothing in them can be imported.
 package doccheck

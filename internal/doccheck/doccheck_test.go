@@ -228,8 +228,9 @@ func receiverName(recv ast.Expr) string {
 func itoa(n int) string { return strconv.Itoa(n) }
 
 // TestExportedNamesDocumented fails for every exported name of the core
-// module's non-test files that has no doc comment: each one is part of a
-// contract (see the repository's style guide) and go doc shows it.
+// module's importable packages (non-test files, commands excluded) that
+// has no doc comment: each one is part of a contract (see the
+// repository's style guide) and go doc shows it.
 func TestExportedNamesDocumented(t *testing.T) {
 	fset := token.NewFileSet()
 	files := 0
