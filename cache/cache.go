@@ -131,9 +131,11 @@ func shardCount(procs, limit int) int {
 }
 
 // wheelSlots covers one TTL with slots of one resolution, as a power of two
-// in [16, 4096]; longer per-call TTLs wait extra rotations.
+// in [16, 128]; longer TTLs wait extra rotations, in which the wheel
+// touches a timer at most once each. 128 slots (40 bytes each) keep an
+// empty cache's wheel small.
 func wheelSlots(ttl, res time.Duration) int {
-	want := min(int64(ttl/res)+1, 4096)
+	want := min(int64(ttl/res)+1, 128)
 	return max(1<<bits.Len64(uint64(want-1)), 16)
 }
 

@@ -75,9 +75,22 @@ func TestSmallCachesStaySmall(t *testing.T) {
 	defer sched.Stop()
 
 	for _, limit := range []int{0, 1000} {
-		var c *Cache[uint64, uint64]
-		empty := heapGrowth(func() any { c = newFor(limit); return c })
-		entries := heapGrowth(func() any { return fill(c, 0, 1000) })
+		// Several caches at once, averaged: other goroutines' allocations
+		// blur a single small measurement.
+		const caches = 8
+		cs := make([]*Cache[uint64, uint64], caches)
+		empty := heapGrowth(func() any {
+			for i := range cs {
+				cs[i] = newFor(limit)
+			}
+			return cs
+		}) / caches
+		entries := heapGrowth(func() any {
+			for _, c := range cs {
+				fill(c, 0, 1000)
+			}
+			return cs
+		}) / caches
 		total := empty + entries
 		t.Logf("GOMAXPROCS 64, Limit %d: empty %d B (its wheel about %d B of it), with 1,000 entries %d B (%d B per entry in a large cache)",
 			limit, empty, wheel, total, perEntry)
@@ -87,5 +100,36 @@ func TestSmallCachesStaySmall(t *testing.T) {
 		if max := 2 * 1000 * perEntry; total > max {
 			t.Errorf("Limit %d: 1,000-entry cache takes %d B, want at most %d (twice its entries' %d B)", limit, total, max, max/2)
 		}
+	}
+}
+
+// TestStripesGrowWithoutLosingCounts: a set of stripes replaced after
+// collisions keeps its counts for sum, and a lone reader never collides, so
+// its cache keeps the first four stripes.
+func TestStripesGrowWithoutLosingCounts(t *testing.T) {
+	var r readCounters
+	r.init(64)
+	for range 100_000 {
+		r.hit()
+	}
+	if n := len(r.cur.Load().s); n != firstStripes {
+		t.Errorf("one reader: %d stripes, want %d", n, firstStripes)
+	}
+	want := uint64(100_000)
+	for len(r.cur.Load().s) < r.max {
+		set := r.cur.Load()
+		for range growCollisions {
+			set.collisions.Add(1) // as failed compare-and-swaps do
+		}
+		r.grow(set)
+		r.hit()
+		r.miss()
+		want++
+	}
+	if n := len(r.cur.Load().s); n != r.max {
+		t.Errorf("after growing: %d stripes, want %d", n, r.max)
+	}
+	if hits, misses := r.sum(); hits != want || misses != want-100_000 {
+		t.Errorf("sum() = %d hits, %d misses; want %d, %d", hits, misses, want, want-100_000)
 	}
 }
