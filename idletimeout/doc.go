@@ -44,11 +44,12 @@
 //     activity, one Resolution because activity is stamped with a coarse
 //     clock and one because the wheel fires on ticks, plus the time the
 //     machine takes to run the wheel's goroutine and the closes. That delay
-//     grows with the number of connections reaped together: with 10,000
-//     going idle at once (200 ms timeout, 10 ms Resolution) on a busy
-//     2-core machine, about one in ten was closed after the bound, the
-//     latest about 40 ms after it (BenchmarkIdleReap in
-//     doc/benchmarks.md).
+//     grows with the number of connections reaped together and with the
+//     machine's load: with 10,000 going idle at once (200 ms timeout, 10 ms
+//     Resolution) on 2 cores, about one in ten was closed after the bound,
+//     the latest about 40 ms after it; with the cores ten times
+//     oversubscribed by other processes, a third were late, by up to about
+//     300 ms (BenchmarkIdleReap in doc/benchmarks.md).
 //   - A reap is rechecked before the close: a connection that was read,
 //     written, touched, paused or released after its timeout was found
 //     expired, for instance while OnIdle ran, is not closed.
