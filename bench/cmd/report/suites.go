@@ -244,8 +244,8 @@ var suites = []suite{
 	{
 		ID:    "jobsoneshot",
 		Title: "Job schedulers: one-shot jobs on time",
-		About: "100,000 one-shot no-op jobs due 0.5–1.5 s after they are added, every one added before the " +
-			"scheduler starts (robfig/cron re-sorts all its entries on each addition while running). Lateness " +
+		About: "100,000 one-shot no-op jobs due 0.5–1.5 s after they are added to a running scheduler (to " +
+			"robfig/cron before it starts: it re-sorts all its entries on each addition while running). Lateness " +
 			"is the run's start minus (the moment just before the add + the delay); `early` counts runs before " +
 			"their time and `dup` runs beyond the first. ttlkit's `jobs` runs on a 1 ms wheel with its default " +
 			"8 × GOMAXPROCS workers; gocron v2 arms a runtime timer per job; robfig/cron v3 keeps one sorted " +
