@@ -14,6 +14,8 @@ require (
 	github.com/zeromicro/go-zero v1.10.3
 )
 
+require github.com/robfig/cron/v3 v3.0.1 // indirect
+
 require (
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/jonboulle/clockwork v0.5.0 // indirect

@@ -77,6 +77,8 @@ func (o Outcome) String() string {
 // occurrence's time and Started is zero; for OnCancel, only ID and Name.
 type Event struct {
 	Run
+	// Outcome is how the attempt ended; zero for OnStart, OnSkip and
+	// OnCancel.
 	Outcome Outcome
 	// Err is the attempt's error (nil when it succeeded).
 	Err error
@@ -88,6 +90,7 @@ type Event struct {
 
 // DeadLetter reports an occurrence that failed for good.
 type DeadLetter struct {
+	// ID and Name are the job's.
 	ID, Name string
 	// Scheduled is when the occurrence (its first attempt) was due.
 	Scheduled time.Time

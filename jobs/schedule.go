@@ -14,6 +14,8 @@ import "time"
 // Schedules returned by After and Every are recognised by the Scheduler
 // and measured on the monotonic clock instead.
 type Schedule interface {
+	// Next returns the first occurrence strictly after after, or the zero
+	// Time when there is none.
 	Next(after time.Time) time.Time
 }
 

@@ -368,6 +368,7 @@ func (s *Scheduler) Trigger(id string) error {
 
 // JobInfo describes a scheduled job.
 type JobInfo struct {
+	// ID and Name are the job's.
 	ID, Name string
 	// Next is when the next scheduled occurrence is due; zero when none
 	// is armed (the job waits for its active occurrence to end, or has no

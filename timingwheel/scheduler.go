@@ -1,6 +1,7 @@
 package timingwheel
 
 import (
+	"context"
 	"hash/maphash"
 	"sync"
 	"time"
@@ -21,7 +22,7 @@ type Scheduler[T any] struct {
 	d      *driver[T]
 	onFire func(t *Timer[T], now time.Time) time.Duration
 	seed   maphash.Seed
-	shards []schedShard[T]
+	shards shardSet[schedShard[T]]
 
 	spare []cmd[T] // owner only: the list taken from a shard last time
 
@@ -70,9 +71,8 @@ func NewScheduler[T any](interval time.Duration, numSlots int, fire func(t *Time
 		d:      newDriver[T](interval, numSlots, cfg),
 		onFire: fire,
 		seed:   maphash.MakeSeed(),
-		shards: make([]schedShard[T], shardCount()),
 	}
-	s.d.ready = make(chan int, len(s.shards))
+	s.shards = newShardSet[schedShard[T]](s.d.shards, nil)
 	go s.d.run(s)
 	return s, nil
 }
@@ -128,7 +128,7 @@ func (s *Scheduler[T]) Cancel(t *Timer[T]) error {
 // queue appends c to its Timer's shard and tells the owner if c is urgent
 // (see handoff) and the shard has not signalled yet. Urgency is decided
 // with the shard locked, after the append, as the owner's pickup protocol
-// requires. It never waits: the ready channel has room for every shard.
+// requires. It never waits.
 func (s *Scheduler[T]) queue(c cmd[T]) error {
 	if s.d.stopped.Load() {
 		return ErrClosed
@@ -136,23 +136,25 @@ func (s *Scheduler[T]) queue(c cmd[T]) error {
 	if s.beforeQueue != nil {
 		s.beforeQueue()
 	}
-	i := table.Shard(maphash.Comparable(s.seed, c.timer), len(s.shards))
-	sh := &s.shards[i]
+	sh := s.shards.open(table.Shard(maphash.Comparable(s.seed, c.timer), s.shards.len()))
 	sh.mu.Lock()
 	notify := sh.pending.addLocked(c, c.op == opSchedule && s.d.urgent(c.when))
 	sh.mu.Unlock()
 	if notify {
-		s.d.ready <- i
+		s.d.signal()
 	}
 	return nil
 }
 
 // take applies shard i's queued commands and reports whether there were
-// any; fromReady is as for handoff.takeLocked. Owner only.
-func (s *Scheduler[T]) take(i int, fromReady bool) bool {
-	sh := &s.shards[i]
+// any. Owner only.
+func (s *Scheduler[T]) take(i int) bool {
+	sh := s.shards.get(i)
+	if sh == nil {
+		return false
+	}
 	sh.mu.Lock()
-	batch := sh.pending.takeLocked(s.spare, fromReady)
+	batch := sh.pending.takeLocked(s.spare)
 	sh.mu.Unlock()
 	if batch == nil {
 		return false
@@ -174,12 +176,28 @@ func (s *Scheduler[T]) Len() int {
 	return res.n
 }
 
-// Stop stops the Scheduler and returns once its owner goroutine has exited.
-// Scheduled Timers never fire and are unscheduled, so they may be scheduled
-// on another Scheduler; later calls of other methods return
-// ErrClosed, and calling Stop again does nothing. It must not be called from
-// fire.
+// Stop stops the Scheduler and returns once its owner goroutine has
+// exited; since fire runs on that goroutine, no fire is running or will run
+// once Stop returns. Scheduled Timers never fire and are unscheduled, so
+// they may be scheduled on another Scheduler; later calls of other methods
+// return ErrClosed, and calling Stop again does nothing. It must not be
+// called from fire.
 func (s *Scheduler[T]) Stop() { s.d.shutdown() }
+
+// Shutdown is Stop with a bound on the wait: it stops the Scheduler and
+// waits for its owner goroutine (and so for a running fire) to exit, or
+// for ctx to be done. It returns nil once the owner has exited, or
+// ctx.Err() if ctx ended first; the Scheduler is stopped either way. It
+// may be called more than once, and after Stop, but not from fire.
+func (s *Scheduler[T]) Shutdown(ctx context.Context) error {
+	s.d.signalStop()
+	select {
+	case <-s.d.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
 
 func (s *Scheduler[T]) apply(c *cmd[T]) {
 	switch c.op {
@@ -195,14 +213,19 @@ func (s *Scheduler[T]) apply(c *cmd[T]) {
 	}
 }
 
+// fire calls the fire callback for t and reports a panic or a Goexit (see
+// Panic); t then stays unscheduled.
 func (s *Scheduler[T]) fire(t *Timer[T]) (rearm int64) {
+	returned := false
 	defer func() {
-		if r := recover(); r != nil {
+		if !returned {
 			rearm = 0
-			s.d.cfg.onPanic(recovered(t.Value, r))
+			s.d.cfg.onPanic(recovered(t.Value, recover()))
 		}
 	}()
-	if d := s.onFire(t, s.d.now()); d > 0 {
+	d := s.onFire(t, s.d.now())
+	returned = true
+	if d > 0 {
 		return s.d.after(d)
 	}
 	return 0

@@ -25,6 +25,7 @@ type SyntaxError struct {
 	Msg   string // what is wrong, in a few words
 }
 
+// Error describes the problem, with the field, its offset and the spec.
 func (e *SyntaxError) Error() string {
 	return "cron: " + e.Field + " at offset " + strconv.Itoa(e.Pos) + " in " + strconv.Quote(e.Spec) + ": " + e.Msg
 }

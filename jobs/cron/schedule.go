@@ -66,20 +66,16 @@ const (
 // Next costs a few bitset scans plus one or two time zone lookups per zone
 // change it crosses (two a year in a zone with daylight saving time).
 func (s *Schedule) Next(after time.Time) time.Time {
+	u := after.Unix() + 1 // the first whole second after after
+	if u > maxUnix || u < minUnix {
+		return time.Time{}
+	}
 	if s.every > 0 {
-		next := after.Truncate(time.Second).Add(s.every)
-		if !next.After(after) {
-			return time.Time{}
-		}
-		return next
+		return after.Truncate(time.Second).Add(s.every)
 	}
 	loc := s.loc
 	if loc == nil {
 		loc = after.Location()
-	}
-	u := after.Unix() + 1 // the first whole second after after
-	if u > maxUnix || u < minUnix {
-		return time.Time{}
 	}
 	// The search walks the zone periods of loc from u on, each with a
 	// constant UTC offset, in which wall time and instants map one to one.
@@ -89,7 +85,6 @@ func (s *Schedule) Next(after time.Time) time.Time {
 	for end := u + horizon; u <= end; {
 		t := time.Unix(u, 0).In(loc)
 		_, off := t.Zone()
-		start, stop := t.ZoneBounds()
 		w := u + int64(off)
 		if w < wlo || w > wc {
 			var ok bool
@@ -99,8 +94,14 @@ func (s *Schedule) Next(after time.Time) time.Time {
 			wlo = w
 		}
 		c := wc - int64(off)
-		if !stop.IsZero() && c >= stop.Unix() {
-			u = stop.Unix() // not in this period: try the next one
+		if c == u && !s.fixed {
+			// The common case of a dense spec: u itself matches, and no
+			// zone change can lie between u and u.
+			return time.Unix(c, 0).In(after.Location())
+		}
+		start, stop := t.ZoneBounds()
+		if !stop.IsZero() && c >= periodEnd(u, stop) {
+			u = periodEnd(u, stop) // not in this period: try the next one
 			continue
 		}
 		if s.fixed && !start.IsZero() {
@@ -119,25 +120,46 @@ func (s *Schedule) Next(after time.Time) time.Time {
 	return time.Time{}
 }
 
+// periodEnd returns stop, the end ZoneBounds gave for the zone period
+// holding u, corrected when it is not after u: past a zone's last listed
+// transition, ZoneBounds ends the period after its first transition of a
+// year at the year's start plus 365 days, a day early in a leap year
+// (golang/go#81583). The offset stays the same until the next UTC year.
+func periodEnd(u int64, stop time.Time) int64 {
+	if end := stop.Unix(); end > u {
+		return end
+	}
+	y, _, _ := civil(floorDiv(u, 86400))
+	return daysFromCivil(y+1, 1, 1) * 86400
+}
+
 // nextWall returns the first wall time at or after w (seconds since
 // 1970-01-01 00:00 on the wall clock) that matches every field, searching
 // up to 400 years ahead.
 func (s *Schedule) nextWall(w int64) (int64, bool) {
 	days := floorDiv(w, 86400)
 	sec := int(w - days*86400)
-	y, mo, d := civil(days)
+	y, month, d := time.Unix(days*86400, 0).UTC().Date()
+	mo := int(month)
+	first := days - int64(d-1) // the day number of the month's first day
 	h, mi, se := sec/3600, sec/60%60, sec%60
 	for last := y + 400; y <= last; {
 		if m := nextBit(uint64(s.month), mo); m != mo {
 			if m > 12 {
 				y, mo, d, h, mi, se = y+1, 1, 1, 0, 0, 0
-				continue
+			} else {
+				mo, d, h, mi, se = m, 1, 0, 0, 0
 			}
-			mo, d, h, mi, se = m, 1, 0, 0, 0
+			first = daysFromCivil(y, mo, 1)
+			continue
 		}
-		if dd := nextBit(uint64(s.dayMask(y, mo)), d); dd != d {
+		if dd := nextBit(uint64(s.dayMask(y, mo, first)), d); dd != d {
 			if dd > 31 {
-				mo, d, h, mi, se = mo+1, 1, 0, 0, 0
+				first += int64(daysIn(y, mo))
+				if mo++; mo > 12 {
+					y, mo = y+1, 1
+				}
+				d, h, mi, se = 1, 0, 0, 0
 				continue
 			}
 			d, h, mi, se = dd, 0, 0, 0
@@ -163,18 +185,15 @@ func (s *Schedule) nextWall(w int64) (int64, bool) {
 			}
 			se = ss
 		}
-		return daysFromCivil(y, mo, d)*86400 + int64(h*3600+mi*60+se), true
+		return (first+int64(d-1))*86400 + int64(h*3600+mi*60+se), true
 	}
 	return 0, false
 }
 
-// dayMask returns the days of month mo of year y that the day fields allow.
-func (s *Schedule) dayMask(y, mo int) uint32 {
-	if mo > 12 {
-		return 0
-	}
-	first := weekday(daysFromCivil(y, mo, 1))
-	return s.days[first] & (1<<(daysIn(y, mo)+1) - 2)
+// dayMask returns the days of month mo of year y, whose first day is day
+// number first, that the day fields allow.
+func (s *Schedule) dayMask(y, mo int, first int64) uint32 {
+	return s.days[weekday(first)] & (1<<(daysIn(y, mo)+1) - 2)
 }
 
 // fillDays computes s.days from the day fields.
@@ -235,7 +254,11 @@ func floorDiv(a, b int64) int64 {
 // weekday returns the weekday (Sunday = 0) of a day counted from 1970-01-01,
 // a Thursday.
 func weekday(days int64) int {
-	return int((days%7 + 11) % 7)
+	w := int((days + 4) % 7)
+	if w < 0 {
+		w += 7
+	}
+	return w
 }
 
 func daysIn(y, mo int) int {

@@ -214,6 +214,21 @@ var suites = []suite{
 		},
 	},
 	{
+		ID:    "cron",
+		Title: "Cron: computing the next run",
+		About: "`Schedule.Next` of jobs/cron against robfig/cron v3's `SpecSchedule.Next` on the same spec, from " +
+			"1,024 random times in 2026 taken in turn. Both return the same instants (checked by " +
+			"TestCronMatchesRobfig away from DST changes).",
+		Bench:          `^BenchmarkCronNext$`,
+		Benchtime:      "300ms",
+		QuickBenchtime: "20000x",
+		Ratio:          []string{"cpu-ns/op"},
+		Charts: []chart{
+			{File: "cron-next.svg", Title: "Cron: time per Next",
+				Units: []string{"cpu-ns/op"}, Trim: "CronNext/spec=", Log: true},
+		},
+	},
+	{
 		ID:    "idle",
 		Title: "Idle timeout: loopback echo and reaping",
 		About: "`IdleEcho`: one small message echoed over loopback TCP with 10,000 connections open, the server " +
