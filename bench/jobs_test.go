@@ -24,14 +24,18 @@ func jobsOneShot() int {
 	return 100_000
 }
 
-// jobsLatency summarizes start lateness.
+// jobsLatency summarizes start lateness, and the process CPU per job from
+// the first add to the last run (which does not depend on how much of the
+// machine the process got).
 type jobsLatency struct {
 	early, dup     int
 	p50, p99, maxL time.Duration
+	cpuPerJob      time.Duration
 }
 
 func (l jobsLatency) report(b *testing.B) {
 	b.ReportMetric(0, "ns/op")
+	b.ReportMetric(float64(l.cpuPerJob.Nanoseconds()), "cpu-ns/job")
 	b.ReportMetric(float64(l.early), "early")
 	b.ReportMetric(float64(l.dup), "dup")
 	b.ReportMetric(ms(l.p50), "p50-late-ms")
@@ -79,6 +83,7 @@ func measureOneShot(b *testing.B, im jobImpl) jobsLatency {
 	done := make(chan struct{})
 	s := im.begin(b)
 	defer s.close()
+	cpu0, _ := harness.ProcessCPU()
 	base := time.Now()
 	for i, id := range ids {
 		now := time.Now()
@@ -103,7 +108,8 @@ func measureOneShot(b *testing.B, im jobImpl) jobsLatency {
 	case <-time.After(60 * time.Second):
 		b.Fatalf("%s: %d of %d jobs had not run a minute after the last was added", im.name, remaining.Load(), n)
 	}
-	var r jobsLatency
+	cpu1, _ := harness.ProcessCPU()
+	r := jobsLatency{cpuPerJob: (cpu1 - cpu0) / time.Duration(n)}
 	late := make([]time.Duration, n)
 	for i := range late {
 		if late[i] = fired[i] - due[i]; late[i] < 0 {
@@ -127,6 +133,7 @@ type jobsCron struct {
 	missed, doubled int
 	p50, p99, maxL  time.Duration
 	goroutines      int
+	cpuPerRun       time.Duration
 }
 
 var jobsCronResults = map[string]jobsCron{}
@@ -153,6 +160,7 @@ func BenchmarkJobsCron(b *testing.B) {
 			b.ReportMetric(ms(r.p99), "p99-late-ms")
 			b.ReportMetric(ms(r.maxL), "max-late-ms")
 			b.ReportMetric(float64(r.goroutines), "goroutines")
+			b.ReportMetric(float64(r.cpuPerRun.Nanoseconds()), "cpu-ns/run")
 		})
 	}
 }
@@ -189,6 +197,7 @@ func measureCron(b *testing.B, im jobImpl) jobsCron {
 	start := time.Now().Truncate(time.Second).Add(time.Second)
 	first.Store(start.Unix())
 	end := start.Add(time.Duration(secs) * time.Second)
+	cpu0, _ := harness.ProcessCPU()
 	peak := 0
 	tick := time.NewTicker(10 * time.Millisecond)
 	for now := range tick.C {
@@ -198,6 +207,7 @@ func measureCron(b *testing.B, im jobImpl) jobsCron {
 		}
 	}
 	tick.Stop()
+	cpu1, _ := harness.ProcessCPU()
 	s.close()
 	var r jobsCron
 	// Whole seconds inside the window: 0 .. secs-1 since start.
@@ -222,6 +232,9 @@ func measureCron(b *testing.B, im jobImpl) jobsCron {
 	}
 	r.p50, r.p99, r.maxL = summarize(late)
 	r.goroutines = peak
+	// The CPU span covers the window and half a second after it, as the
+	// runs counted in late do, give or take the last second's.
+	r.cpuPerRun = (cpu1 - cpu0) / time.Duration(len(late))
 	return r
 }
 
