@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"testing"
 	"time"
 
 	"github.com/go-co-op/gocron/v2"
@@ -13,9 +14,11 @@ import (
 
 // A jobSched is one job scheduler under test. Jobs are added with once
 // (one run at the wall-clock time at, which is delay after the caller's
-// reading of the clock) or cron, then start makes sure the scheduler runs:
-// robfig/cron re-sorts every entry on each addition while running, so
-// adding 100k jobs to a running one would measure that alone.
+// reading of the clock) or cron; start makes the scheduler run. The
+// benchmarks start a scheduler before adding, except one with
+// addBeforeStart: robfig/cron re-sorts every entry on each addition while
+// running, and gocron's scheduler goroutine walks its jobs on each new one,
+// so adding 100k jobs to a running one takes minutes.
 type jobSched interface {
 	once(id string, at time.Time, delay time.Duration, fn func()) error
 	cron(id, spec string, fn func()) error
@@ -26,14 +29,36 @@ type jobSched interface {
 }
 
 type jobImpl struct {
-	name string
-	new  func() (jobSched, error)
+	name           string
+	new            func() (jobSched, error)
+	addBeforeStart bool
 }
 
 var jobImpls = []jobImpl{
-	{"ttlkit", newTTLJobs},
-	{"gocron", newGocron},
-	{"robfig", newRobfig},
+	{"ttlkit", newTTLJobs, false},
+	{"gocron", newGocron, true},
+	{"robfig", newRobfig, true},
+}
+
+// begin makes a scheduler of im and starts it unless im adds before
+// starting; the caller calls end after adding.
+func (im jobImpl) begin(b *testing.B) jobSched {
+	b.Helper()
+	s, err := im.new()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if !im.addBeforeStart {
+		s.start()
+	}
+	return s
+}
+
+// end starts s if begin did not.
+func (im jobImpl) end(s jobSched) {
+	if im.addBeforeStart {
+		s.start()
+	}
 }
 
 // ttlkit: jobs.Scheduler with its defaults (1 ms wheel, 8×GOMAXPROCS

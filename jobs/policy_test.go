@@ -580,3 +580,61 @@ func TestRetryIfPanic(t *testing.T) {
 		}
 	})
 }
+
+// TestTimeoutIgnoredStillRunning: an attempt that ignores its context runs
+// on past its Timeout, and counts as running (OverlapSkip) until it
+// returns.
+func TestTimeoutIgnoredStillRunning(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, r := newScheduler(t, Options{})
+		defer shutdown(t, s)
+		start := time.Now()
+		var calls atomic.Int32
+		mustAdd(t, s, "stubborn", Every(time.Second), func(ctx context.Context, _ Run) error {
+			if calls.Add(1) == 1 {
+				time.Sleep(2500 * time.Millisecond) // ignores ctx
+			}
+			return ctx.Err()
+		}, JobOptions{Timeout: time.Second, Limit: 2})
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		es := r.finished()
+		if len(es) != 2 || es[0].Duration != 2500*time.Millisecond || !errors.Is(es[0].Err, context.DeadlineExceeded) {
+			t.Fatalf("events %+v, want the first attempt to run 2.5s and report DeadlineExceeded", es)
+		}
+		if got := es[1].Started.Sub(start); got != 4*time.Second {
+			t.Fatalf("second run at %v, want 4s (2s and 3s skipped while the first ran)", got)
+		}
+	})
+}
+
+// TestHooksMayCallScheduler: hooks run with no lock held and may call the
+// Scheduler.
+func TestHooksMayCallScheduler(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var s *Scheduler
+		var infos atomic.Int32
+		s, err := New(Options{Hooks: Hooks{
+			OnStart: func(e Event) {
+				if _, ok := s.Info(e.ID); ok {
+					infos.Add(1)
+				}
+			},
+			OnFinish: func(e Event) {
+				if e.ID == "a" {
+					_ = s.Add("b", After(time.Second), noop)
+				}
+			},
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer shutdown(t, s)
+		mustAdd(t, s, "a", After(time.Second), noop)
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		if infos.Load() != 2 || s.Stats().Succeeded != 2 {
+			t.Fatalf("Info seen %d times, %d succeeded; want 2 and 2", infos.Load(), s.Stats().Succeeded)
+		}
+	})
+}

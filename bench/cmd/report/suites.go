@@ -259,10 +259,12 @@ var suites = []suite{
 	{
 		ID:    "jobsoneshot",
 		Title: "Job schedulers: one-shot jobs on time",
-		About: "100,000 one-shot no-op jobs due 0.5–1.5 s after they are added, every one added before the " +
-			"scheduler starts (robfig/cron re-sorts all its entries on each addition while running). Lateness " +
+		About: "100,000 one-shot no-op jobs due 0.5–1.5 s after they are added to a running scheduler (to " +
+			"gocron and robfig/cron before they start: adding 100k jobs to either while it runs takes minutes, " +
+			"robfig re-sorting every entry and gocron walking its jobs on each addition). Lateness " +
 			"is the run's start minus (the moment just before the add + the delay); `early` counts runs before " +
-			"their time and `dup` runs beyond the first. ttlkit's `jobs` runs on a 1 ms wheel with its default " +
+			"their time and `dup` runs beyond the first; `cpu-ns/job` is process CPU from the first add to the last " +
+			"run, per job, which depends less than lateness on how busy the machine is. ttlkit's `jobs` runs on a 1 ms wheel with its default " +
 			"8 × GOMAXPROCS workers; gocron v2 arms a runtime timer per job; robfig/cron v3 keeps one sorted " +
 			"slice. One round per process.",
 		Bench:          `^BenchmarkJobsOneShot$`,
@@ -281,7 +283,8 @@ var suites = []suite{
 		About: "10,000 no-op jobs on the cron spec `* * * * * *` for 10 s. For every whole second of the window " +
 			"each job must run exactly once: `missed` counts (job, second) pairs without a run, `doubled` those " +
 			"with more than one. Lateness is a run's start after the second; `goroutines` is the peak number of " +
-			"goroutines above the count before the scheduler was made. One round per process.",
+			"goroutines above the count before the scheduler was made; `cpu-ns/run` is process CPU over the window per " +
+			"run. One round per process.",
 		Bench:          `^BenchmarkJobsCron$`,
 		Benchtime:      "1x",
 		QuickBenchtime: "1x",
