@@ -45,9 +45,11 @@ type WorkOptions struct {
 	// shared consumer, and the last Work call to start sets it.
 	Retry jobs.Retry
 	// Hooks observe the runs: OnStart before each attempt, OnFinish after
-	// the server confirmed its outcome (Succeeded, Retrying or Failed; a
-	// run whose outcome was lost with the connection is not reported: it
-	// will be delivered again). Event.Name is empty; OnSkip and OnCancel
+	// the server confirmed its outcome: Succeeded, Retrying, Failed, or
+	// Canceled for a failed run whose job was cancelled or replaced
+	// meanwhile (neither retried nor dead-lettered). A run whose outcome
+	// was lost with the connection is not reported: it will be delivered
+	// again. Event.Name is empty; OnSkip and OnCancel
 	// are not used. Hooks run on the worker goroutine that ran the job.
 	Hooks jobs.Hooks
 	// DeadLetter, if set, is called once per job stored in the dead
