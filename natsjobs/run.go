@@ -54,7 +54,7 @@ func (w *worker) run(d *delivery) {
 	}
 
 	hook(w.opts.Hooks.OnStart, ev)
-	ev.Err = w.call(r, m)
+	ev.Err = w.call(r)
 	ev.Duration = time.Since(r.Started)
 	var confirmed error
 	switch {
@@ -82,23 +82,9 @@ func (w *worker) run(d *delivery) {
 	}
 }
 
-// call runs the handler, telling the server every AckWait/3 that the
-// delivery is still in progress, and turns a panic into an error.
-func (w *worker) call(r Run, m jetstream.Msg) (err error) {
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		t := time.NewTicker(w.c.cfg.AckWait / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-t.C:
-				m.InProgress()
-			case <-done:
-				return
-			}
-		}
-	}()
+// call runs the handler and turns a panic into an error. (The keeper,
+// not call, tells the server the delivery is in progress.)
+func (w *worker) call(r Run) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = &jobs.PanicError{Value: p, Stack: debug.Stack()}

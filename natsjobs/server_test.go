@@ -31,7 +31,7 @@ func TestRestartKeepsPendingJobs(t *testing.T) {
 		}
 	}
 	batch("n", now, time.Time{})
-	due := time.Now().Add(2*time.Second + time.Duration(later)*200*time.Microsecond)
+	due := time.Now().Add(2*time.Second + time.Duration(later)*300*time.Microsecond)
 	batch("l", later, due)
 	if err := c.Close(); err != nil {
 		t.Fatal(err)

@@ -112,7 +112,7 @@ func (c *Client) Work(ctx context.Context, queue string, fn Func, opts WorkOptio
 	c.mu.Unlock()
 	defer c.works.Done()
 
-	w := &worker{c: c, queue: queue, fn: fn, ctx: context.WithoutCancel(ctx), opts: opts, stopping: make(chan struct{}), runs: make(chan *delivery), held: map[*delivery]struct{}{}}
+	w := &worker{c: c, queue: queue, fn: fn, ctx: context.WithoutCancel(ctx), opts: opts, stopping: make(chan struct{}), runs: make(chan *delivery), live: map[*delivery]bool{}}
 	if err := w.setup(ctx); err != nil {
 		return err
 	}
@@ -135,8 +135,10 @@ type worker struct {
 	runs     chan *delivery
 	wg       sync.WaitGroup // runners and hand-over goroutines
 
-	mu   sync.Mutex
-	held map[*delivery]struct{} // deliveries waiting in the wheel
+	mu sync.Mutex
+	// live holds every delivery received and not finished, true while it
+	// waits in the wheel; the keeper tells the server they are in progress.
+	live map[*delivery]bool
 }
 
 // delivery is a message received and not yet run.
@@ -194,6 +196,8 @@ func (w *worker) serve(ctx context.Context) error {
 		w.wheel.Stop()
 		return w.c.apiErr("consume advisories", err)
 	}
+	kept := make(chan struct{})
+	go w.keep(kept)
 	select {
 	case <-ctx.Done():
 	case <-w.c.stop:
@@ -206,13 +210,49 @@ func (w *worker) serve(ctx context.Context) error {
 	<-ac.Closed()
 	w.wheel.Stop()
 	w.mu.Lock()
-	for d := range w.held {
-		d.msg.Nak()
+	for d, inWheel := range w.live {
+		if inWheel {
+			d.msg.Nak()
+			delete(w.live, d)
+		}
 	}
-	clear(w.held)
 	w.mu.Unlock()
 	w.wg.Wait()
+	close(kept)
 	return nil
+}
+
+// keep tells the server every AckWait/3 that each live delivery is in
+// progress, from its receipt (a delivery may wait in the wheel or for a
+// free runner before it runs) to its outcome, until kept is closed.
+func (w *worker) keep(kept chan struct{}) {
+	t := time.NewTicker(w.c.cfg.AckWait / 3)
+	defer t.Stop()
+	var batch []*delivery
+	for {
+		select {
+		case <-t.C:
+		case <-kept:
+			return
+		}
+		w.mu.Lock()
+		for d := range w.live {
+			batch = append(batch, d)
+		}
+		w.mu.Unlock()
+		for _, d := range batch {
+			d.msg.InProgress()
+		}
+		clear(batch)
+		batch = batch[:0]
+	}
+}
+
+// done forgets a delivery whose outcome was sent (or that was given back).
+func (w *worker) done(d *delivery) {
+	w.mu.Lock()
+	delete(w.live, d)
+	w.mu.Unlock()
 }
 
 // receive is the consumer's callback (one message at a time): a due
@@ -220,12 +260,15 @@ func (w *worker) serve(ctx context.Context) error {
 func (w *worker) receive(m jetstream.Msg) {
 	d := &delivery{msg: m}
 	d.timer.Value = d
+	w.mu.Lock()
+	w.live[d] = false
+	w.mu.Unlock()
 	if ns, err := strconv.ParseInt(m.Headers().Get(hdrDue), 10, 64); err == nil {
 		d.due = time.Unix(0, ns)
 		now := time.Now()
 		if wait := d.due.Sub(now); wait > 0 {
 			w.mu.Lock()
-			w.held[d] = struct{}{}
+			w.live[d] = true
 			w.mu.Unlock()
 			// Convert the wall-clock due time to this process's
 			// monotonic clock, as the wheel wants.
@@ -244,8 +287,10 @@ func (w *worker) fire(t *timingwheel.Timer[*delivery], now time.Time) time.Durat
 		return wait // the wall clock is behind the monotonic one: never early
 	}
 	w.mu.Lock()
-	_, ok := w.held[d]
-	delete(w.held, d)
+	ok := w.live[d]
+	if ok {
+		w.live[d] = false
+	}
 	w.mu.Unlock()
 	if ok {
 		w.wg.Add(1)
@@ -263,6 +308,7 @@ func (w *worker) handOver(d *delivery) {
 	case w.runs <- d:
 	case <-w.stopping:
 		d.msg.Nak()
+		w.done(d)
 	}
 }
 
@@ -272,6 +318,7 @@ func (w *worker) runner() {
 		select {
 		case d := <-w.runs:
 			w.run(d)
+			w.done(d)
 		case <-w.stopping:
 			return
 		}
