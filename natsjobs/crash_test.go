@@ -31,7 +31,9 @@ func TestMain(m *testing.M) {
 
 func childWorker(url string) int {
 	conc, _ := strconv.Atoi(os.Getenv("NATSJOBS_CHILD_CONCURRENCY"))
-	c, err := Open(context.Background(), Config{URL: url, Queues: []string{"q"}, AckWait: time.Second})
+	// A short AckWait, so that a killed worker's jobs come back quickly;
+	// live deliveries are kept alive every AckWait/3.
+	c, err := Open(context.Background(), Config{URL: url, Queues: []string{"q"}, AckWait: 2 * time.Second})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

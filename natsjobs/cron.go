@@ -22,10 +22,11 @@ import (
 // the server evaluates it. The server computes the activations; a fixed
 // time that a daylight-saving change skips or repeats follows its rules.
 //
-// Activations that come while the previous run is still due or running
-// collapse into one. A failed run is retried by the server's redelivery
-// (the retry policy's delay, at most AckWait) and never postpones the
-// next activation.
+// An activation that comes while the previous one still waits for a
+// worker replaces it (missed activations collapse into one); one that
+// comes while the previous one runs starts alongside it. A failed run is
+// retried by the server's redelivery (the retry policy's delay, at most
+// AckWait) and never postpones the next activation.
 func (c *Client) EnqueueCron(ctx context.Context, j Job, spec string, loc *time.Location) error {
 	msg, err := c.jobMsg(j)
 	if err != nil {

@@ -57,7 +57,7 @@ const scheduleLead = time.Second
 // pending job with the same Queue and ID (a run already in progress is
 // not interrupted). It returns once the server has stored the job.
 func (c *Client) Enqueue(ctx context.Context, j Job) error {
-	return c.enqueue(ctx, j, time.Time{}, 0, true)
+	return c.enqueue(ctx, j, time.Time{})
 }
 
 // EnqueueAt stores j to run at t, never earlier, replacing any pending job
@@ -70,7 +70,7 @@ func (c *Client) EnqueueAt(ctx context.Context, j Job, t time.Time) error {
 	if time.Until(t) < 0 {
 		return invalidf("EnqueueAt %s: time in the past", t.Format(time.RFC3339Nano))
 	}
-	return c.enqueue(ctx, j, t, 0, true)
+	return c.enqueue(ctx, j, t)
 }
 
 // EnqueueAfter is EnqueueAt(now + d). d == 0 is Enqueue; d < 0 is an error.
@@ -79,26 +79,24 @@ func (c *Client) EnqueueAfter(ctx context.Context, j Job, d time.Duration) error
 		return invalidf("EnqueueAfter: negative delay %v", d)
 	}
 	if d == 0 {
-		return c.enqueue(ctx, j, time.Time{}, 0, true)
+		return c.enqueue(ctx, j, time.Time{})
 	}
-	return c.enqueue(ctx, j, time.Now().Add(d), 0, true)
+	return c.enqueue(ctx, j, time.Now().Add(d))
 }
 
-// enqueue publishes j due at t (zero: now), with attempts earlier failures.
-// A job due within scheduleLead goes straight to the ready subject, with
-// headers that also withdraw any schedule the ID had; a later one becomes a
-// server-side schedule that fires scheduleLead early, after any ready copy
-// of the ID is withdrawn if withdraw is set (a retry keeps its own
-// delivery until the schedule is stored, then acknowledges it).
-func (c *Client) enqueue(ctx context.Context, j Job, t time.Time, attempts int, withdraw bool) error {
-	msg, later, err := c.prepare(j, t, attempts)
+// enqueue publishes j due at t (zero: now). A job due within scheduleLead
+// goes straight to the ready subject, with headers that also withdraw any
+// schedule the ID had; a later one becomes a server-side schedule that
+// fires scheduleLead early, once any ready copy of the ID is withdrawn.
+func (c *Client) enqueue(ctx context.Context, j Job, t time.Time) error {
+	msg, later, err := c.prepare(j, t, 0)
 	if err != nil {
 		return err
 	}
 	if err := c.ready(); err != nil {
 		return err
 	}
-	if later && withdraw {
+	if later {
 		if _, err := c.purge(ctx, j.Queue, readySubject(j.Queue, j.ID)); err != nil {
 			return err
 		}
@@ -106,8 +104,9 @@ func (c *Client) enqueue(ctx context.Context, j Job, t time.Time, attempts int, 
 	return c.publish(ctx, msg, "enqueue "+j.ID)
 }
 
-// prepare validates j and builds its message for time t (see enqueue);
-// later reports a schedule rather than a ready message.
+// prepare validates j and builds its message for time t (see enqueue),
+// after attempts failed ones (retries); later reports a schedule rather
+// than a ready message.
 func (c *Client) prepare(j Job, t time.Time, attempts int) (msg *nats.Msg, later bool, err error) {
 	if msg, err = c.jobMsg(j); err != nil {
 		return nil, false, err

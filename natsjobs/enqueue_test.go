@@ -38,7 +38,7 @@ func TestCancel(t *testing.T) {
 	// The server hands a job to the workers scheduleLead before it is due:
 	// leave time for the checks below while all are still pending.
 	n := size(40, 10_000)
-	due := time.Now().Add(3*time.Second + time.Duration(n)*100*time.Microsecond)
+	due := time.Now().Add(3*time.Second + time.Duration(n)*time.Millisecond)
 	enqueueN(t, c, n, due)
 	// Due now, but no worker yet: a ready job is cancelled too.
 	if err := c.Enqueue(ctx, Job{Queue: "q", ID: "now"}); err != nil {

@@ -44,14 +44,17 @@ func work(t testing.TB, c *Client, queue string, fn Func, opts WorkOptions) (sto
 	return stop
 }
 
-// recv waits for a value; the deadline only stops a hung test.
+// recv waits for a value; the deadline only stops a hung test (longer
+// at full size, where the server fires tens of thousands of schedules at
+// once).
 func recv[T any](t testing.TB, ch <-chan T, what string) T {
 	t.Helper()
+	limit := time.Duration(size(30, 300)) * time.Second
 	select {
 	case v := <-ch:
 		return v
-	case <-time.After(30 * time.Second):
-		t.Fatalf("no %s within 30s", what)
+	case <-time.After(limit):
+		t.Fatalf("no %s within %v", what, limit)
 		panic("unreachable")
 	}
 }

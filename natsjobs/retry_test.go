@@ -249,3 +249,58 @@ func TestPanicIsRetried(t *testing.T) {
 		t.Errorf("second outcome %v at attempt %d, want Succeeded at 2", second.Outcome, second.Attempt)
 	}
 }
+
+// A job cancelled while it runs is neither retried nor dead-lettered when
+// the run fails: not by a short or a long retry, not at its last attempt.
+func TestCancelWhileRunning(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		retry jobs.Retry
+	}{
+		{"ShortRetry", jobs.Retry{Attempts: 3, Base: 10 * time.Millisecond}},
+		{"LongRetry", jobs.Retry{Attempts: 3, Base: 2 * time.Second}},
+		{"LastAttempt", jobs.Retry{Attempts: 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := open(t, Config{})
+			ctx := context.Background()
+			started := make(chan string, 10)
+			release := make(chan struct{})
+			finished := make(chan jobs.Event, 10)
+			dead := make(chan DeadLetter, 10)
+			work(t, c, "q", func(ctx context.Context, r Run) error {
+				started <- r.ID
+				if r.ID == "victim" {
+					<-release
+				}
+				return errors.New("failed")
+			}, WorkOptions{Retry: tc.retry, DeadLetter: func(d DeadLetter) { dead <- d },
+				Hooks: jobs.Hooks{OnFinish: func(e jobs.Event) { finished <- e }}})
+			if err := c.Enqueue(ctx, Job{Queue: "q", ID: "victim"}); err != nil {
+				t.Fatal(err)
+			}
+			recv(t, started, "run")
+			if ok, err := c.Cancel(ctx, "q", "victim"); !ok || err != nil {
+				t.Fatalf("Cancel = %v, %v", ok, err)
+			}
+			close(release)
+			e := recv(t, finished, "outcome")
+			if tc.name != "ShortRetry" && e.Outcome != jobs.Canceled {
+				t.Errorf("outcome %v, want %v", e.Outcome, jobs.Canceled)
+			}
+			if st, err := c.Stats(ctx, "q"); err != nil || st != (Stats{}) {
+				t.Errorf("Stats = %+v, %v; want nothing left", st, err)
+			}
+			if len(dead) != 0 {
+				t.Errorf("cancelled job dead-lettered: %+v", <-dead)
+			}
+			// A sentinel run after any retry would have come.
+			if err := c.EnqueueAfter(ctx, Job{Queue: "q", ID: "sentinel"}, 2500*time.Millisecond); err != nil {
+				t.Fatal(err)
+			}
+			if id := recv(t, started, "sentinel"); id != "sentinel" {
+				t.Errorf("%s ran after Cancel", id)
+			}
+		})
+	}
+}

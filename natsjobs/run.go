@@ -2,6 +2,7 @@ package natsjobs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"runtime/debug"
@@ -53,7 +54,7 @@ func (w *worker) run(d *delivery) {
 	}
 
 	hook(w.opts.Hooks.OnStart, ev)
-	ev.Err = w.call(r, m)
+	ev.Err = w.call(r)
 	ev.Duration = time.Since(r.Started)
 	var confirmed error
 	switch {
@@ -62,35 +63,28 @@ func (w *worker) run(d *delivery) {
 		confirmed = m.DoubleAck(ctx)
 	case !retryable(&w.opts.Retry, ev.Err) || r.Attempt >= w.opts.Retry.Attempts:
 		ev.Outcome = jobs.Failed
-		if confirmed = w.bury(ctx, r.job(), seq, r.Attempt, ev.Err); confirmed == nil {
+		if gone, err := w.withdrawn(ctx, seq); err != nil {
+			confirmed = err
+		} else if gone {
+			ev.Outcome = jobs.Canceled
+		} else if confirmed = w.bury(ctx, r.job(), seq, r.Attempt, ev.Err); confirmed == nil {
 			confirmed = m.DoubleAck(ctx)
 		}
 	default:
 		ev.Outcome = jobs.Retrying
-		confirmed = w.retry(ctx, r, m)
+		var gone bool
+		if gone, confirmed = w.retry(ctx, r, m, seq); gone {
+			ev.Outcome = jobs.Canceled
+		}
 	}
 	if confirmed == nil {
 		hook(w.opts.Hooks.OnFinish, ev)
 	}
 }
 
-// call runs the handler, telling the server every AckWait/3 that the
-// delivery is still in progress, and turns a panic into an error.
-func (w *worker) call(r Run, m jetstream.Msg) (err error) {
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		t := time.NewTicker(w.c.cfg.AckWait / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-t.C:
-				m.InProgress()
-			case <-done:
-				return
-			}
-		}
-	}()
+// call runs the handler and turns a panic into an error. (The keeper,
+// not call, tells the server the delivery is in progress.)
+func (w *worker) call(r Run) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = &jobs.PanicError{Value: p, Stack: debug.Stack()}
@@ -103,17 +97,40 @@ func (w *worker) call(r Run, m jetstream.Msg) (err error) {
 // (or any delay of a cron job, whose schedule subject is taken) is the
 // server's redelivery; a longer one becomes a schedule carrying the count
 // of failed attempts, and the delivery is acknowledged once that is
-// stored, so no worker and no pending slot is held while it waits.
-func (w *worker) retry(ctx context.Context, r Run, m jetstream.Msg) error {
+// stored, so no worker and no pending slot is held while it waits. The
+// schedule is stored only if the delivery is still the job's ready
+// message: gone reports a job cancelled or replaced while it ran, which
+// is not retried.
+func (w *worker) retry(ctx context.Context, r Run, m jetstream.Msg, seq uint64) (gone bool, err error) {
 	delay := backoff(&w.opts.Retry, r.Attempt)
 	if delay <= scheduleLead || m.Headers().Get(hdrCron) != "" {
-		return m.NakWithDelay(min(delay, w.c.cfg.AckWait))
+		// A nak of a withdrawn message is a no-op: no retry either.
+		return false, m.NakWithDelay(min(delay, w.c.cfg.AckWait))
 	}
-	if err := w.c.enqueue(ctx, r.job(), time.Now().Add(delay), r.Attempt, false); err != nil {
+	msg, _, err := w.c.prepare(r.job(), time.Now().Add(delay), r.Attempt)
+	if err != nil {
+		return false, err
+	}
+	_, err = w.c.js.PublishMsg(ctx, msg, jetstream.WithExpectLastSequenceForSubject(seq, readySubject(r.Queue, r.ID)))
+	if errIs(err, jetstream.JSErrCodeStreamWrongLastSequence) || errIs(err, jetstream.JSErrCodeStreamWrongLastSequenceConstant) {
+		m.Ack()
+		return true, nil
+	}
+	if err != nil {
 		m.NakWithDelay(delay)
-		return err
+		return false, w.c.apiErr("retry "+r.ID, err)
 	}
-	return m.DoubleAck(ctx)
+	return false, m.DoubleAck(ctx)
+}
+
+// withdrawn reports whether the delivery's message left the work stream
+// (the job was cancelled or replaced) while it ran.
+func (w *worker) withdrawn(ctx context.Context, seq uint64) (bool, error) {
+	_, err := w.stream.GetMsg(ctx, seq)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return true, nil
+	}
+	return false, w.c.apiErr("check delivery", err)
 }
 
 // hook calls a user hook, if set, and recovers its panic: a hook must not

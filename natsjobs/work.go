@@ -45,9 +45,11 @@ type WorkOptions struct {
 	// shared consumer, and the last Work call to start sets it.
 	Retry jobs.Retry
 	// Hooks observe the runs: OnStart before each attempt, OnFinish after
-	// the server confirmed its outcome (Succeeded, Retrying or Failed; a
-	// run whose outcome was lost with the connection is not reported: it
-	// will be delivered again). Event.Name is empty; OnSkip and OnCancel
+	// the server confirmed its outcome: Succeeded, Retrying, Failed, or
+	// Canceled for a failed run whose job was cancelled or replaced
+	// meanwhile (neither retried nor dead-lettered). A run whose outcome
+	// was lost with the connection is not reported: it will be delivered
+	// again. Event.Name is empty; OnSkip and OnCancel
 	// are not used. Hooks run on the worker goroutine that ran the job.
 	Hooks jobs.Hooks
 	// DeadLetter, if set, is called once per job stored in the dead
@@ -110,7 +112,7 @@ func (c *Client) Work(ctx context.Context, queue string, fn Func, opts WorkOptio
 	c.mu.Unlock()
 	defer c.works.Done()
 
-	w := &worker{c: c, queue: queue, fn: fn, ctx: context.WithoutCancel(ctx), opts: opts, stopping: make(chan struct{}), runs: make(chan *delivery), held: map[*delivery]struct{}{}}
+	w := &worker{c: c, queue: queue, fn: fn, ctx: context.WithoutCancel(ctx), opts: opts, stopping: make(chan struct{}), runs: make(chan *delivery), live: map[*delivery]bool{}}
 	if err := w.setup(ctx); err != nil {
 		return err
 	}
@@ -133,8 +135,10 @@ type worker struct {
 	runs     chan *delivery
 	wg       sync.WaitGroup // runners and hand-over goroutines
 
-	mu   sync.Mutex
-	held map[*delivery]struct{} // deliveries waiting in the wheel
+	mu sync.Mutex
+	// live holds every delivery received and not finished, true while it
+	// waits in the wheel; the keeper tells the server they are in progress.
+	live map[*delivery]bool
 }
 
 // delivery is a message received and not yet run.
@@ -192,6 +196,8 @@ func (w *worker) serve(ctx context.Context) error {
 		w.wheel.Stop()
 		return w.c.apiErr("consume advisories", err)
 	}
+	kept := make(chan struct{})
+	go w.keep(kept)
 	select {
 	case <-ctx.Done():
 	case <-w.c.stop:
@@ -204,13 +210,49 @@ func (w *worker) serve(ctx context.Context) error {
 	<-ac.Closed()
 	w.wheel.Stop()
 	w.mu.Lock()
-	for d := range w.held {
-		d.msg.Nak()
+	for d, inWheel := range w.live {
+		if inWheel {
+			d.msg.Nak()
+			delete(w.live, d)
+		}
 	}
-	clear(w.held)
 	w.mu.Unlock()
 	w.wg.Wait()
+	close(kept)
 	return nil
+}
+
+// keep tells the server every AckWait/3 that each live delivery is in
+// progress, from its receipt (a delivery may wait in the wheel or for a
+// free runner before it runs) to its outcome, until kept is closed.
+func (w *worker) keep(kept chan struct{}) {
+	t := time.NewTicker(w.c.cfg.AckWait / 3)
+	defer t.Stop()
+	var batch []*delivery
+	for {
+		select {
+		case <-t.C:
+		case <-kept:
+			return
+		}
+		w.mu.Lock()
+		for d := range w.live {
+			batch = append(batch, d)
+		}
+		w.mu.Unlock()
+		for _, d := range batch {
+			d.msg.InProgress()
+		}
+		clear(batch)
+		batch = batch[:0]
+	}
+}
+
+// done forgets a delivery whose outcome was sent (or that was given back).
+func (w *worker) done(d *delivery) {
+	w.mu.Lock()
+	delete(w.live, d)
+	w.mu.Unlock()
 }
 
 // receive is the consumer's callback (one message at a time): a due
@@ -218,12 +260,15 @@ func (w *worker) serve(ctx context.Context) error {
 func (w *worker) receive(m jetstream.Msg) {
 	d := &delivery{msg: m}
 	d.timer.Value = d
+	w.mu.Lock()
+	w.live[d] = false
+	w.mu.Unlock()
 	if ns, err := strconv.ParseInt(m.Headers().Get(hdrDue), 10, 64); err == nil {
 		d.due = time.Unix(0, ns)
 		now := time.Now()
 		if wait := d.due.Sub(now); wait > 0 {
 			w.mu.Lock()
-			w.held[d] = struct{}{}
+			w.live[d] = true
 			w.mu.Unlock()
 			// Convert the wall-clock due time to this process's
 			// monotonic clock, as the wheel wants.
@@ -242,8 +287,10 @@ func (w *worker) fire(t *timingwheel.Timer[*delivery], now time.Time) time.Durat
 		return wait // the wall clock is behind the monotonic one: never early
 	}
 	w.mu.Lock()
-	_, ok := w.held[d]
-	delete(w.held, d)
+	ok := w.live[d]
+	if ok {
+		w.live[d] = false
+	}
 	w.mu.Unlock()
 	if ok {
 		w.wg.Add(1)
@@ -261,6 +308,7 @@ func (w *worker) handOver(d *delivery) {
 	case w.runs <- d:
 	case <-w.stopping:
 		d.msg.Nak()
+		w.done(d)
 	}
 }
 
@@ -270,6 +318,7 @@ func (w *worker) runner() {
 		select {
 		case d := <-w.runs:
 			w.run(d)
+			w.done(d)
 		case <-w.stopping:
 			return
 		}

@@ -63,3 +63,53 @@ func TestDelayedJobNeverEarly(t *testing.T) {
 		t.Logf("%s late by %v", g.r.ID, g.now.Sub(due[g.r.ID]))
 	}
 }
+
+// A delivery that runs, or waits for a free runner, longer than AckWait is
+// kept alive from its receipt: the server does not hand it to another
+// worker.
+func TestWaitingDeliveryKeptAlive(t *testing.T) {
+	c := open(t, Config{AckWait: time.Second})
+	ctx := context.Background()
+	runs := make(chan string, 10)
+	fn := func(ctx context.Context, r Run) error {
+		runs <- r.ID
+		if r.ID == "slow" {
+			<-time.After(2500 * time.Millisecond) // simulated long work, not synchronization
+		}
+		return nil
+	}
+	work(t, c, "q", fn, WorkOptions{Concurrency: 1})
+	if err := c.Enqueue(ctx, Job{Queue: "q", ID: "slow"}); err != nil {
+		t.Fatal(err)
+	}
+	count := map[string]int{recv(t, runs, "slow run"): 1}
+	if err := c.Enqueue(ctx, Job{Queue: "q", ID: "waiting"}); err != nil {
+		t.Fatal(err)
+	}
+	// The busy worker's standing pull request takes "waiting" at once;
+	// wait until the server counts it delivered, then start an idle
+	// worker that would get it back if its AckWait ran out.
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		st, err := c.Stats(ctx, "q")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Running == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Stats = %+v, want both jobs delivered to the busy worker", st)
+		}
+	}
+	work(t, c, "q", fn, WorkOptions{Concurrency: 1})
+	if err := c.EnqueueAfter(ctx, Job{Queue: "q", ID: "last"}, 3*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	for id := ""; id != "last"; {
+		id = recv(t, runs, "run")
+		count[id]++
+	}
+	if count["slow"] != 1 || count["waiting"] != 1 {
+		t.Errorf("runs %v, want slow and waiting once each", count)
+	}
+}

@@ -2,7 +2,9 @@
 // left unpaid is cancelled when its payment window ends, and the pending
 // timeouts live in a JetStream store on disk, not in the process. Kill
 // the process at any moment, start it again: every timeout still fires,
-// once, and never early.
+// never early; one that the killed process had already received fires
+// AckWait (5 s) later. A timeout runs twice only if the process died while
+// running it.
 //
 //	go run ./examples/durable place A-1 A-2 A-3   # three orders, 30s to pay
 //	go run ./examples/durable pay A-2             # paid: its timeout is cancelled
@@ -48,7 +50,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if fs.NArg() == 0 {
 		return errors.New("usage: durable [-store dir] [-window d] place ID... | pay ID... | run | stats")
 	}
-	c, err := natsjobs.Open(ctx, natsjobs.Config{StoreDir: *store, Queues: []string{queue}})
+	// A timeout that a killed process had received comes back after
+	// AckWait: 5 s here, rather than the default 30 s.
+	c, err := natsjobs.Open(ctx, natsjobs.Config{StoreDir: *store, Queues: []string{queue}, AckWait: 5 * time.Second})
 	if err != nil {
 		return err
 	}
