@@ -1,6 +1,7 @@
 package timingwheel
 
 import (
+	"math"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -89,6 +90,9 @@ type driver[T any] struct {
 	// loops counts the owner's loop iterations (wake-ups); tests read it to
 	// check that an idle wheel sleeps.
 	loops atomic.Uint64
+	// beforeAdvance, for tests, runs on the owner goroutine after it has
+	// taken the queued changes and before it advances the wheel.
+	beforeAdvance atomic.Pointer[func()]
 
 	// Owner goroutine only.
 	nowNs int64 // time of the current iteration, in ns since origin
@@ -170,10 +174,6 @@ func validateWheel(interval time.Duration, numSlots int) error {
 	switch {
 	case interval <= 0:
 		return argError("interval %v, want > 0", interval)
-	case interval > maxDelay:
-		// Deadlines are rounded up to whole intervals: a longer one would
-		// overflow the rounding.
-		return argError("interval %v, want <= %v", interval, maxDelay)
 	case numSlots <= 0:
 		return argError("numSlots %d, want > 0", numSlots)
 	case numSlots > MaxSlots:
@@ -250,7 +250,7 @@ func (d *driver[T]) after(delay time.Duration) int64 { return d.tickAfter(d.nowN
 // tickAfter returns the first tick at or after from+delay (ns since origin).
 func (d *driver[T]) tickAfter(from int64, delay time.Duration) int64 {
 	ns := from + int64(min(delay, maxDelay))
-	return (ns + d.interval - 1) / d.interval
+	return ceilDiv(ns, d.interval)
 }
 
 // callerDeadline returns the deadline tick for a delay starting now, read
@@ -285,13 +285,31 @@ func (d *driver[T]) until(want int64) time.Duration {
 	switch {
 	case want <= relativeTop:
 		delay := relativeTop - want
-		return time.Duration((delay + d.interval - 1) / d.interval * d.interval)
+		return time.Duration(mulSat(ceilDiv(delay, d.interval), d.interval))
 	case d.cfg.ticks != nil:
-		now = d.ticks.Load() * d.interval
+		now = mulSat(d.ticks.Load(), d.interval)
 	default:
 		now = int64(time.Since(d.origin))
 	}
-	return time.Duration(max(want*d.interval-now, 0))
+	return time.Duration(max(mulSat(want, d.interval)-now, 0))
+}
+
+// ceilDiv returns a/b rounded up, for a >= 0 and b > 0, without the
+// overflow of (a+b-1)/b when b is huge (an interval of math.MaxInt64).
+func ceilDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 {
+		q++
+	}
+	return q
+}
+
+// mulSat returns a*b for a, b >= 0, or math.MaxInt64 if that overflows.
+func mulSat(a, b int64) int64 {
+	if a != 0 && b > math.MaxInt64/a {
+		return math.MaxInt64
+	}
+	return a * b
 }
 
 // now returns the current iteration's time.
@@ -299,7 +317,7 @@ func (d *driver[T]) now() time.Time { return d.origin.Add(time.Duration(d.nowNs)
 
 func (d *driver[T]) readClock() {
 	if d.cfg.ticks != nil {
-		d.nowNs = d.ticks.Load() * d.interval
+		d.nowNs = mulSat(d.ticks.Load(), d.interval)
 		return
 	}
 	if ns := int64(time.Since(d.origin)); ns > d.nowNs {
@@ -407,7 +425,7 @@ func (d *driver[T]) loop(l layer[T]) {
 					// Measured from the clock, not from nowNs: callbacks
 					// (WithInline, Scheduler) may have run since it was read.
 					armed = next
-					sleep.Reset(time.Until(d.origin.Add(time.Duration(next * d.interval))))
+					sleep.Reset(time.Until(d.origin.Add(time.Duration(mulSat(next, d.interval)))))
 				}
 			}
 			select {
@@ -456,6 +474,9 @@ func (d *driver[T]) loop(l layer[T]) {
 			if !full || served >= max(cap(d.cmds), cap(batch)) {
 				break
 			}
+		}
+		if hook := d.beforeAdvance.Load(); hook != nil {
+			(*hook)()
 		}
 		busy = d.w.advance(d.nowNs/d.interval, d.cfg.budget, l.fire)
 		l.flush()

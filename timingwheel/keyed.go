@@ -117,9 +117,8 @@ func keyOf[K comparable, V any](n *node[K, V]) K { return n.Value.key }
 // except Drain and Stop under WithInline. A panic in execute is recovered
 // and reported to the panic handler; other timers are not affected.
 //
-// New returns an error wrapping ErrArgument for interval <= 0 or above
-// about 146 years, numSlots <= 0 or above MaxSlots, a nil execute or an
-// invalid option. Call Stop to release the owner goroutine.
+// New returns an error wrapping ErrArgument for interval <= 0,
+// numSlots <= 0 or above MaxSlots, a nil execute or an invalid option. Call Stop to release the owner goroutine.
 func New[K comparable, V any](interval time.Duration, numSlots int, execute func(key K, value V), opts ...Option) (*TimingWheel[K, V], error) {
 	if err := validateWheel(interval, numSlots); err != nil {
 		return nil, err

@@ -173,3 +173,20 @@ func TestRemainingUnderTicker(t *testing.T) {
 		}
 	})
 }
+
+// TestHugeInterval: an interval of math.MaxInt64 (a cache's Resolution may
+// be that) neither overflows into the past nor panics: nothing fires, and
+// the time left is huge.
+func TestHugeInterval(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tw, r := newTestWheel(t, math.MaxInt64, 8)
+		must(t, tw.SetTimer("a", 1, time.Second))
+		if got, ok := tw.Remaining("a"); !ok || got < maxDelay {
+			t.Errorf("Remaining = %v, %v; want at least %v, true", got, ok, maxDelay)
+		}
+		time.Sleep(1000 * time.Hour)
+		if got := r.take(); len(got) != 0 {
+			t.Errorf("runs %v, want none", got)
+		}
+	})
+}
