@@ -58,9 +58,7 @@ func checkKeyed[K comparable, V any](t *testing.T, tw *TimingWheel[K, V]) {
 			}
 		}
 		visit(&w.scan)
-		for s := range w.slots {
-			visit(&w.slots[s])
-		}
+		w.heads(func(_ int, head *Timer[entry[K, V]]) { visit(head) })
 		if linked != w.count {
 			fail("wheel counts %d timers, %d are linked", w.count, linked)
 		}
