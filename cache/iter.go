@@ -28,8 +28,7 @@ type snapshot[K comparable, V any] struct {
 
 func (c *cache[K, V]) each(yield func(K, V) bool) {
 	var buf []snapshot[K, V]
-	for i := range c.shards {
-		s := &c.shards[i]
+	for s := range c.made() {
 		now := c.now()
 		buf = buf[:0]
 		s.mu.Lock()

@@ -25,6 +25,9 @@ const (
 	// minResolution and maxResolution bound the default wheel interval.
 	minResolution = 10 * time.Millisecond
 	maxResolution = time.Second
+	// maxWheelInterval is the largest interval timingwheel accepts; a
+	// larger Resolution saturates to it.
+	maxWheelInterval = time.Duration(1 << 62)
 	// maxTTL caps TTLs, after jitter, so that a deadline shifted into a
 	// node's stamp (deadline<<stampShift) never overflows: about 36 years.
 	maxTTL = time.Duration(1 << 60)
@@ -58,7 +61,8 @@ type Options[K comparable, V any] struct {
 	// the time to work through entries due at the same tick) after its
 	// deadline. It does not affect correctness: Get checks the deadline
 	// itself. 0 means TTL/100 clamped to [10ms, 1s]; otherwise it must be
-	// at least 1ms.
+	// at least 1ms, and values above about 146 years (the wheel's largest
+	// interval) count as 146 years.
 	Resolution time.Duration
 
 	// Name identifies the cache in panic reports of its expiry engine and in
@@ -74,10 +78,21 @@ type Options[K comparable, V any] struct {
 	// delivered, in expiry order, by one goroutine the cache owns, so a slow
 	// OnEvict never stalls expiry; Close delivers those still queued before
 	// it returns. OnEvict may therefore run concurrently with itself and
-	// must be safe for concurrent use. It must not call Close. A panic in
-	// OnEvict propagates: to the caller for call-driven events, and out of
-	// the delivery goroutine (ending the program) for Expired ones.
+	// must be safe for concurrent use. It must not call Close.
+	//
+	// A panic in OnEvict is recovered and reported to OnPanic, as the timing
+	// wheel does for its callbacks: the call that caused the event returns
+	// normally, and the delivery of Expired events goes on. A
+	// runtime.Goexit in OnEvict (t.FailNow in a test) ends the goroutine
+	// that ran it: the caller's for call-driven events; for Expired ones,
+	// a new delivery goroutine takes over, so later events are still
+	// delivered.
 	OnEvict func(Event[K, V])
+
+	// OnPanic receives the panics recovered from OnEvict, on the goroutine
+	// that ran OnEvict, and must not panic itself. nil means the default:
+	// log the panic and its stack with log/slog at error level.
+	OnPanic func(Panic[K, V])
 }
 
 // validate checks o and fills in defaults.
@@ -95,6 +110,7 @@ func (o *Options[K, V]) validate() error {
 	if o.Resolution == 0 {
 		o.Resolution = min(max(o.TTL/100, minResolution), maxResolution)
 	}
+	o.Resolution = min(o.Resolution, maxWheelInterval)
 	return nil
 }
 

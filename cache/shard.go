@@ -63,12 +63,14 @@ type node[K comparable, V any] struct {
 //
 // Ownership. timer's links and deadline belong to the wheel's owner
 // goroutine; timer.Value (the back pointer) is written once before the
-// first Schedule. n is written with the shard lock held, atomically,
+// first Schedule, and so is s: the expiry callback finds the shard there,
+// never by hashing a key again. n is written with the shard lock held, atomically,
 // because the expiry callback and arm load it without the lock; it is nil
 // once the expiry is retired (its node deleted or expired).
 type expiry[K comparable, V any] struct {
 	timer timingwheel.Timer[*expiry[K, V]]
 	n     atomic.Pointer[node[K, V]]
+	s     *shard[K, V] // the shard of every node it times; set once
 }
 
 const (
@@ -123,16 +125,17 @@ type shard[K comparable, V any] struct {
 	tab table.Table[K, node[K, V]]
 
 	// Guarded by mu.
-	lru    node[K, V] // sentinel: lru.next is the most recently written
-	limit  int        // 0 = unbounded
-	inline bool       // V has no pointers: first values go inline
-	calls  map[K]*call[V]
+	lru    node[K, V]     // sentinel: lru.next is the most recently written
+	limit  int            // 0 = unbounded
+	inline bool           // V has no pointers: first values go inline
+	calls  map[K]*call[V] // loads in flight; nil when none since a burst
+	peak   int            // most loads in flight since calls was made
 	closed bool
 
 	loads, loadErrors                   uint64
 	expired, evicted, deleted, replaced uint64
 
-	_ [64]byte // keep the next shard's lock off this shard's last line
+	_ [64]byte // keep the next allocation off this shard's last line
 }
 
 func (s *shard[K, V]) init(limit int, inline bool, seed maphash.Seed) {
@@ -146,7 +149,7 @@ func (s *shard[K, V]) init(limit int, inline bool, seed maphash.Seed) {
 // the given deadline, timed by e (a new expiry if e is nil).
 func (s *shard[K, V]) newNodeLocked(key K, value V, deadline int64, e *expiry[K, V]) *node[K, V] {
 	if e == nil {
-		e = new(expiry[K, V])
+		e = &expiry[K, V]{s: s}
 		e.timer.Value = e
 	}
 	n := &node[K, V]{key: key, exp: e}
@@ -370,6 +373,25 @@ func (s *shard[K, V]) staleLoadLocked(key K) {
 	}
 	if c := s.calls[key]; c != nil {
 		c.stale = true
-		delete(s.calls, key)
+		s.endCallLocked(key)
+	}
+}
+
+// startCallLocked records cl as the load in flight for key.
+func (s *shard[K, V]) startCallLocked(key K, cl *call[V]) {
+	if s.calls == nil {
+		s.calls = make(map[K]*call[V])
+	}
+	s.calls[key] = cl
+	s.peak = max(s.peak, len(s.calls))
+}
+
+// endCallLocked forgets the load in flight for key. A map never shrinks,
+// so once a burst of loads (more than fit in a map's first group) is over,
+// the map is dropped; a few loads at a time keep reusing it.
+func (s *shard[K, V]) endCallLocked(key K) {
+	delete(s.calls, key)
+	if len(s.calls) == 0 && s.peak > 8 {
+		s.calls, s.peak = nil, 0
 	}
 }

@@ -9,7 +9,8 @@ import "sync"
 // The queue is a ring buffer that grows when it is full and, unlike
 // go-zero's, shrinks again (by half, never below its initial size) once a
 // quarter of it or less is in use, so a burst does not pin its peak memory
-// for the queue's lifetime. The zero Queue is empty and ready to use.
+// for the queue's lifetime. The zero Queue is empty and ready to use; a
+// Queue must not be copied after first use.
 type Queue struct {
 	mu    sync.Mutex
 	buf   []any // ring buffer; buf[head] is the oldest element

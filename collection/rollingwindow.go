@@ -22,7 +22,9 @@ type (
 	// past it. [*Bucket] is the usual choice; supply your own type for
 	// other statistics (a maximum, a histogram).
 	BucketInterface[T Numerical] interface {
+		// Add records v. The window calls it with its lock held.
 		Add(v T)
+		// Reset empties the bucket for reuse.
 		Reset()
 	}
 
@@ -104,12 +106,12 @@ func (rw *RollingWindow[T, B]) Add(v T) {
 	rw.buckets[rw.cur].Add(v)
 }
 
-// Reduce calls fn for each bucket inside the window, oldest first: the
-// buckets of the last size intervals, the current one included, that
-// hold what was added since they began (with IgnoreCurrentBucket, without
-// the current one). Buckets of intervals in which nothing was added are
-// skipped once the window has moved past the last Add, so fn may see fewer
-// than size buckets.
+// Reduce calls fn for each bucket of the last size intervals, the current
+// one included (with IgnoreCurrentBucket, without it), oldest first. The
+// buckets of the intervals after the last Add are skipped, being empty:
+// once the window has moved on without an Add, fn sees fewer than size
+// buckets, and none once the last Add is size intervals old. A bucket of
+// an earlier interval in which nothing was added is passed, empty. O(size).
 //
 // fn runs with the window's read lock held: it must not call Add (that
 // waits for the lock forever) and must not keep B past its return.
@@ -137,8 +139,8 @@ func (rw *RollingWindow[T, B]) now() int64 {
 // Bucket is the usual bucket of a RollingWindow: the sum and the number of
 // the values added in its interval.
 type Bucket[T Numerical] struct {
-	Sum   T
-	Count int64
+	Sum   T     // the sum of the values added
+	Count int64 // how many values were added
 }
 
 // Add adds v to the sum and counts it.

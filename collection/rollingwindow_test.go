@@ -128,3 +128,28 @@ func TestNewRollingWindowPanics(t *testing.T) {
 		})
 	}
 }
+
+// TestRollingWindowLongIdle: after 2^32+1 intervals without an Add (50
+// days of 1ms intervals), the window is empty, also where int has 32 bits
+// (go-zero converts the interval count to int, which wraps to 1 there and
+// brings the stale buckets back).
+func TestRollingWindowLongIdle(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const interval = time.Millisecond
+		rw := NewRollingWindow(func() *Bucket[int] { return new(Bucket[int]) }, 3, interval)
+		rw.Add(1)
+		rw.Add(2)
+		time.Sleep((1<<32 + 1) * interval)
+		var got []string
+		rw.Reduce(func(b *Bucket[int]) { got = append(got, fmt.Sprintf("%d/%d", b.Sum, b.Count)) })
+		if len(got) != 0 {
+			t.Errorf("Reduce after 2^32+1 idle intervals passed %v, want nothing", got)
+		}
+		rw.Add(5)
+		got = got[:0]
+		rw.Reduce(func(b *Bucket[int]) { got = append(got, fmt.Sprintf("%d/%d", b.Sum, b.Count)) })
+		if want := []string{"0/0", "0/0", "5/1"}; !slices.Equal(got, want) {
+			t.Errorf("Reduce after an Add that ends the idle period passed %v, want %v", got, want)
+		}
+	})
+}

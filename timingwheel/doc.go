@@ -47,8 +47,9 @@
 // covers your common delays: 3600 slots of a second cover an hour. Each
 // slot costs a list head (the size of one Timer) and 8 bytes, allocated by
 // New, and the owner's search for the next slot to scan grows with
-// numSlots, so hundreds to a few thousand slots is the useful range; a
-// power of two saves a division per placement.
+// numSlots, so hundreds to a few thousand slots is the useful range (New
+// refuses more than [MaxSlots]); a power of two saves a division per
+// placement.
 //
 // # Guarantees
 //
@@ -72,14 +73,15 @@
 //     in slices (see [WithBatch]) and places new timers between slices.
 //   - Callbacks of the keyed wheel run on worker goroutines (see
 //     [WithConcurrency]); Scheduler callbacks run on the owner goroutine.
-//     Panics are recovered and reported (see [WithPanicHandler]).
+//     Panics and runtime.Goexit calls are recovered and reported (see
+//     [Panic]).
 //   - Everything works inside a testing/synctest bubble.
 //
 // # Costs
 //
 // SetTimer, MoveTimer and RemoveTimer are O(1) in the caller's goroutine:
 // a lookup in a sharded key index and one shard lock (8 × GOMAXPROCS
-// shards, 8 to 256), none at all for MoveTimer to a later deadline. A new
+// shards, 8 to 256, each allocated when first used), none at all for MoveTimer to a later deadline. A new
 // timer, an earlier deadline or a removal is also queued for the owner,
 // which takes the queues in batches when it wakes: O(shards) per wake-up,
 // not per call. A timer waiting beyond one rotation is looked at most once

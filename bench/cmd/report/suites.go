@@ -65,13 +65,14 @@ var suites = []suite{
 			"measuring). `cpu-ns/op` is process CPU (getrusage) over the timed region and includes the work a wheel " +
 			"hands to its owner goroutine, which wall-clock `ns/op` hides. `B/pending` is heap per pending timer. " +
 			"`floor` is a map plus an intrusive list with no clock, no goroutine and no lock: the least a keyed timer " +
-			"index can cost, not a usable wheel.",
+			"index can cost, not a usable wheel; `floor+clock` adds the one `time.Now()` per operation that any exact " +
+			"design must read.",
 		Bench:          `^BenchmarkWheel$`,
 		Benchtime:      "300ms",
 		QuickBench:     `^BenchmarkWheel$//pending=1k`,
 		QuickBenchtime: "200x",
 		Ratio:          []string{"cpu-ns/op"},
-		Baselines:      []string{"floor"},
+		Baselines:      []string{"floor", "floor+clock"},
 		Charts: []chart{
 			{File: "wheel-cpu-1k.svg", Title: "Timing wheel, 1k pending: CPU per operation",
 				Units: []string{"cpu-ns/op"}, Groups: `^Wheel/.*/pending=1k$`, Trim: "Wheel/"},
@@ -129,6 +130,23 @@ var suites = []suite{
 		Charts: []chart{
 			{File: "wheel-idle-cpu.svg", Title: "Timing wheel: CPU of an idle wheel with 1M pending timers",
 				Units: []string{"cpu-ms/s"}},
+		},
+	},
+	{
+		ID:    "wheelmixed",
+		Title: "Timing wheel: short timers next to 1M far ones",
+		About: "Process CPU per second of wall time (`cpu-ms/s`) while 2,000 short timers are re-armed on every " +
+			"firing (200–500 ms), without and with 1M pending far timers (uniform 1 h – 30 d), at 10 ms × 1024 and " +
+			"1 ms × 2048. `added-ms/s` is what the far timers add. ttlkit runs the re-arming callback inline " +
+			"(`WithInline`); `afterfunc` is one runtime timer per key. One round per process.",
+		Bench:          `^BenchmarkWheelMixed$`,
+		Benchtime:      "1x",
+		QuickBenchtime: "1x",
+		OneShot:        true,
+		Ratio:          []string{"cpu-ms/s"},
+		Charts: []chart{
+			{File: "wheel-mixed-cpu.svg", Title: "Timing wheel: CPU of 2,000 re-armed short timers, without and with 1M far timers",
+				Units: []string{"cpu-ms/s"}, Trim: "WheelMixed/"},
 		},
 	},
 	{
@@ -214,6 +232,21 @@ var suites = []suite{
 		},
 	},
 	{
+		ID:    "cron",
+		Title: "Cron: computing the next run",
+		About: "`Schedule.Next` of jobs/cron against robfig/cron v3's `SpecSchedule.Next` on the same spec, from " +
+			"1,024 random times in 2026 taken in turn. Both return the same instants (checked by " +
+			"TestCronMatchesRobfig away from DST changes).",
+		Bench:          `^BenchmarkCronNext$`,
+		Benchtime:      "300ms",
+		QuickBenchtime: "20000x",
+		Ratio:          []string{"cpu-ns/op"},
+		Charts: []chart{
+			{File: "cron-next.svg", Title: "Cron: time per Next",
+				Units: []string{"cpu-ns/op"}, Trim: "CronNext/spec=", Log: true},
+		},
+	},
+	{
 		ID:    "idle",
 		Title: "Idle timeout: loopback echo and reaping",
 		About: "`IdleEcho`: one small message echoed over loopback TCP with 10,000 connections open, the server " +
@@ -239,6 +272,79 @@ var suites = []suite{
 				Units:      []string{"bare-srv-ns/op", "ttlkit-srv-ns/op", "deadline-srv-ns/op", "wrapper-srv-ns/op"},
 				UnitSeries: true, SeriesTrim: "-srv-ns/op", Groups: `^IdleEchoRatio/`, Trim: "IdleEchoRatio/",
 				Axis: "server process CPU ns per message"},
+		},
+	},
+	{
+		ID:    "jobsoneshot",
+		Title: "Job schedulers: one-shot jobs on time",
+		About: "100,000 one-shot no-op jobs due 0.5–1.5 s after they are added to a running scheduler (to " +
+			"gocron and robfig/cron before they start: adding 100k jobs to either while it runs takes minutes, " +
+			"robfig re-sorting every entry and gocron walking its jobs on each addition). Lateness " +
+			"is the run's start minus (the moment just before the add + the delay); `early` counts runs before " +
+			"their time and `dup` runs beyond the first; `cpu-ns/job` is process CPU from the first add to the last " +
+			"run, per job, which depends less than lateness on how busy the machine is. ttlkit's `jobs` runs on a 1 ms wheel with its default " +
+			"8 × GOMAXPROCS workers; gocron v2 arms a runtime timer per job; robfig/cron v3 keeps one sorted " +
+			"slice. One round per process.",
+		Bench:          `^BenchmarkJobsOneShot$`,
+		Benchtime:      "1x",
+		QuickBenchtime: "1x",
+		OneShot:        true,
+		Ratio:          []string{"p99-late-ms"},
+		Charts: []chart{
+			{File: "jobs-oneshot-lateness.svg", Title: "Job schedulers: start lateness of 100k one-shot jobs",
+				Units: []string{"p50-late-ms", "p99-late-ms", "max-late-ms"}, Axis: "milliseconds after the due time (log scale)", Log: true},
+		},
+	},
+	{
+		ID:    "jobscron",
+		Title: "Job schedulers: 10,000 jobs every second",
+		About: "10,000 no-op jobs on the cron spec `* * * * * *` for 10 s. For every whole second of the window " +
+			"each job must run exactly once: `missed` counts (job, second) pairs without a run, `doubled` those " +
+			"with more than one. Lateness is a run's start after the second; `goroutines` is the peak number of " +
+			"goroutines above the count before the scheduler was made; `cpu-ns/run` is process CPU over the window per " +
+			"run. One round per process.",
+		Bench:          `^BenchmarkJobsCron$`,
+		Benchtime:      "1x",
+		QuickBenchtime: "1x",
+		OneShot:        true,
+		Ratio:          []string{"p99-late-ms"},
+		Charts: []chart{
+			{File: "jobs-cron-lateness.svg", Title: "Job schedulers: 10k jobs every second, start after the second",
+				Units: []string{"p50-late-ms", "p99-late-ms", "max-late-ms"}, Axis: "milliseconds after the second (log scale)", Log: true},
+		},
+	},
+	{
+		ID:    "jobsadd",
+		Title: "Job schedulers: adding a job",
+		About: "Adding a one-shot job due in an hour to a running scheduler that holds 10k such jobs (1M for " +
+			"ttlkit alone: gocron holds about a kilobyte and a runtime timer per job, robfig/cron re-sorts every " +
+			"entry on each addition). `cpu-ns/op` is process CPU (getrusage), including the scheduler's own " +
+			"goroutines; `B/pending` is heap per pending job.",
+		Bench:          `^BenchmarkJobsAdd$`,
+		Benchtime:      "2000x",
+		QuickBenchtime: "200x",
+		Ratio:          []string{"cpu-ns/op"},
+		Charts: []chart{
+			{File: "jobs-add-cpu.svg", Title: "Job schedulers: CPU per added job (10k pending)",
+				Units: []string{"cpu-ns/op"}, Groups: `^JobsAdd/pending=10k$`, Trim: "JobsAdd/", Log: true},
+			{File: "jobs-add-bytes.svg", Title: "Job schedulers: heap per pending job (10k pending)",
+				Units: []string{"B/pending"}, Groups: `^JobsAdd/pending=10k$`, Trim: "JobsAdd/"},
+		},
+	},
+	{
+		ID:    "jobsburst",
+		Title: "Job schedulers: a burst of due jobs",
+		About: "100,000 no-op one-shot jobs all due at the same instant. `runs/s` is their number over the time " +
+			"from that instant to the last run's start; `cpu-ns/run` is process CPU over that span per run. " +
+			"One round per process.",
+		Bench:          `^BenchmarkJobsBurst$`,
+		Benchtime:      "1x",
+		QuickBenchtime: "1x",
+		OneShot:        true,
+		Ratio:          []string{"cpu-ns/run"},
+		Charts: []chart{
+			{File: "jobs-burst.svg", Title: "Job schedulers: no-op runs per second in a burst of 100k",
+				Units: []string{"runs/s"}},
 		},
 	},
 }
