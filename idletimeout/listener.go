@@ -118,7 +118,7 @@ type Stats struct {
 	ReapedIdle, ReapedRead, ReapedWrite uint64
 
 	Released uint64 // connections released from tracking (e.g. hijacked)
-	Events   uint64 // expired timeouts reported (reaps and OnIdle calls)
+	Events   uint64 // expired timeouts found: OnIdle calls and reaps, also those called off by later activity
 	Kept     uint64 // events for which OnIdle returned Keep
 	Panics   uint64 // OnIdle calls that panicked
 }

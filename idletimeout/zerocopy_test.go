@@ -6,7 +6,10 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"reflect"
+	"syscall"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -235,4 +238,51 @@ func TestSlowWriteBoundedByWriteTimeout(t *testing.T) {
 	if ie, ok := err.(*IdleError); !ok || ie.Reason != ReasonWrite {
 		t.Errorf("Write to a peer that never reads: %v, want an *IdleError for the write timeout", err)
 	}
+}
+
+// fakeRawConn is a syscall.RawConn whose Read and Write run the callback
+// once, on fd 0.
+type fakeRawConn struct{}
+
+func (fakeRawConn) Control(f func(uintptr)) error    { f(0); return nil }
+func (fakeRawConn) Read(f func(uintptr) bool) error  { f(0); return nil }
+func (fakeRawConn) Write(f func(uintptr) bool) error { f(0); return nil }
+
+// rawNopConn is a nopConn that is a syscall.Conn.
+type rawNopConn struct{ nopConn }
+
+func (rawNopConn) SyscallConn() (syscall.RawConn, error) { return fakeRawConn{}, nil }
+
+// TestSyscallConnStamps: I/O through SyscallConn's raw connection counts
+// as activity in its direction, and the raw connection has no PollFD
+// method, which os.File's zero-copy paths need to reach the socket.
+func TestSyscallConnStamps(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		c, err := Wrap(rawNopConn{}, Config{IdleTimeout: tT, Resolution: tRes})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		rc, err := c.SyscallConn()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := reflect.TypeOf(rc).MethodByName("PollFD"); ok {
+			t.Errorf("SyscallConn's %T has PollFD: os.File's sendfile and splice would bypass tracking", rc)
+		}
+		time.Sleep(3 * tRes)
+		rc.Read(func(uintptr) bool { return true })
+		if got := c.LastRead().Sub(start); got < 2*tRes {
+			t.Errorf("LastRead %v after a raw Read at %v, want within a Resolution of it", got, 3*tRes)
+		}
+		if got := c.LastWrite().Sub(start); got != 0 {
+			t.Errorf("LastWrite %v, want 0: nothing was written", got)
+		}
+		time.Sleep(3 * tRes)
+		rc.Write(func(uintptr) bool { return true })
+		if got := c.LastWrite().Sub(start); got < 5*tRes {
+			t.Errorf("LastWrite %v after a raw Write at %v, want within a Resolution of it", got, 6*tRes)
+		}
+	})
 }
