@@ -2,10 +2,10 @@ package timingwheel
 
 import (
 	"context"
-	"hash/maphash"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/ttlkit/ttlkit/internal/table"
 )
@@ -23,7 +23,6 @@ import (
 type Scheduler[T any] struct {
 	d      *driver[T]
 	onFire func(t *Timer[T], now time.Time) time.Duration
-	seed   maphash.Seed
 	shards shardSet[schedShard[T]]
 
 	// Owner only.
@@ -84,7 +83,6 @@ func NewScheduler[T any](interval time.Duration, numSlots int, fire func(t *Time
 	s := &Scheduler[T]{
 		d:      newDriver[T](interval, numSlots, cfg),
 		onFire: fire,
-		seed:   maphash.MakeSeed(),
 	}
 	s.shards = newShardSet[schedShard[T]](s.d.shards, nil)
 	go s.d.run(s)
@@ -263,9 +261,12 @@ func (s *Scheduler[T]) fire(t *Timer[T]) (rearm int64) {
 
 func (s *Scheduler[T]) flush() {}
 
-// shardOf returns the index of t's shard.
+// shardOf returns the index of t's shard, from its address (a scheduled
+// Timer is on the heap, which does not move) spread by a multiplicative
+// hash: cheaper than maphash, and the owner computes it for every firing.
 func (s *Scheduler[T]) shardOf(t *Timer[T]) int {
-	return table.Shard(maphash.Comparable(s.seed, t), s.shards.len())
+	h := uint64(uintptr(unsafe.Pointer(t))) * 0x9e3779b97f4a7c15
+	return table.Shard(h, s.shards.len())
 }
 
 // checkCancel reports whether t, due and already unlinked by advance, is
