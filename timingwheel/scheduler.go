@@ -26,9 +26,9 @@ type Scheduler[T any] struct {
 	shards shardSet[schedShard[T]]
 
 	// Owner only.
-	spare     []cmd[T]  // the list taken from a shard last time
-	firing    *Timer[T] // the Timer whose firing checkCancel is deciding
-	cancelled bool      // a Cancel of firing was among the commands taken
+	spare     []change[T] // the list taken from a shard last time
+	firing    *Timer[T]   // the Timer whose firing checkCancel is deciding
+	cancelled bool        // a Cancel of firing was among the commands taken
 
 	beforeQueue func() // tests only: runs before a command's shard is locked
 }
@@ -45,10 +45,16 @@ type Scheduler[T any] struct {
 // after it comes too late.
 type schedShard[T any] struct {
 	mu      sync.Mutex
-	pending handoff[cmd[T]]
+	pending handoff[change[T]]
 	cancels atomic.Uint32 // written under mu
 	taken   uint32        // owner only, written under mu
 	_       [64]byte
+}
+
+// change is one Schedule or Cancel waiting in a shard for the owner.
+type change[T any] struct {
+	timer *Timer[T]
+	when  int64 // the deadline, from callerDeadline or deadlineAt; dead for a Cancel
 }
 
 // NewScheduler returns a started Scheduler that advances every interval over
@@ -103,7 +109,7 @@ func (s *Scheduler[T]) Schedule(t *Timer[T], delay time.Duration) error {
 	if t == nil {
 		return argError("nil timer")
 	}
-	return s.queue(cmd[T]{op: opSchedule, timer: t, when: s.d.callerDeadline(delay)})
+	return s.queue(change[T]{t, s.d.callerDeadline(delay)})
 }
 
 // ScheduleAt is Schedule with a deadline instead of a delay: t fires at the
@@ -118,7 +124,7 @@ func (s *Scheduler[T]) ScheduleAt(t *Timer[T], at time.Time) error {
 	if t == nil {
 		return argError("nil timer")
 	}
-	return s.queue(cmd[T]{op: opSchedule, timer: t, when: s.d.deadlineAt(at)})
+	return s.queue(change[T]{t, s.d.deadlineAt(at)})
 }
 
 // Cancel unschedules t if it is scheduled; a Timer that already fired, or
@@ -136,7 +142,7 @@ func (s *Scheduler[T]) Cancel(t *Timer[T]) error {
 	if t == nil {
 		return argError("nil timer")
 	}
-	if err := s.queue(cmd[T]{op: opCancel, timer: t}); err != nil {
+	if err := s.queue(change[T]{t, dead}); err != nil {
 		return err
 	}
 	s.d.removed()
@@ -147,7 +153,7 @@ func (s *Scheduler[T]) Cancel(t *Timer[T]) error {
 // (see handoff) and the shard has not signalled yet. Urgency is decided
 // with the shard locked, after the append, as the owner's pickup protocol
 // requires. It never waits.
-func (s *Scheduler[T]) queue(c cmd[T]) error {
+func (s *Scheduler[T]) queue(c change[T]) error {
 	if s.d.stopped.Load() {
 		return ErrClosed
 	}
@@ -156,8 +162,8 @@ func (s *Scheduler[T]) queue(c cmd[T]) error {
 	}
 	sh := s.shards.open(s.shardOf(c.timer))
 	sh.mu.Lock()
-	notify := sh.pending.addLocked(c, c.op == opSchedule && s.d.urgent(c.when))
-	if c.op == opCancel {
+	notify := sh.pending.addLocked(c, c.when != dead && s.d.urgent(c.when))
+	if c.when == dead {
 		sh.cancels.Add(1)
 	}
 	sh.mu.Unlock()
@@ -182,7 +188,7 @@ func (s *Scheduler[T]) take(i int) bool {
 		return false
 	}
 	for j := range batch {
-		s.apply(&batch[j])
+		s.applyChange(&batch[j])
 	}
 	s.spare = recycle(batch)
 	return true
@@ -221,21 +227,24 @@ func (s *Scheduler[T]) Shutdown(ctx context.Context) error {
 	}
 }
 
+// apply answers Len, the only command a Scheduler sends. The driver took
+// every shard's batch after receiving it, so the count includes what was
+// queued before the call.
 func (s *Scheduler[T]) apply(c *cmd[T]) {
-	switch c.op {
-	case opSchedule:
+	c.res.n = s.d.w.count
+	close(c.res.done)
+}
+
+// applyChange applies one queued Schedule or Cancel. Owner only.
+func (s *Scheduler[T]) applyChange(c *change[T]) {
+	if c.when != dead {
 		s.d.w.schedule(c.timer, s.d.resolve(c.when))
-	case opCancel:
-		if c.timer == s.firing {
-			s.cancelled = true
-		}
-		s.d.w.cancel(c.timer)
-	case opLen:
-		// The driver took every shard's batch after receiving this
-		// command, so the count includes what was queued before the call.
-		c.res.n = s.d.w.count
-		close(c.res.done)
+		return
 	}
+	if c.timer == s.firing {
+		s.cancelled = true
+	}
+	s.d.w.cancel(c.timer)
 }
 
 // fire calls the fire callback for t and reports a panic or a Goexit (see
