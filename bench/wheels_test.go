@@ -36,6 +36,7 @@ var impls = []impl{
 	{name: "gozero", fires: true, new: newGoZero},
 	{name: "afterfunc", fires: true, new: newAfterFunc},
 	{name: "floor", fires: false, new: newFloor},
+	{name: "floor+clock", fires: false, new: newFloorClock},
 }
 
 // ttlkit: our wheel. Commands are queued to the owner goroutine; Len waits
@@ -228,6 +229,33 @@ func (w *floorWheel) Sync() {}
 func (w *floorWheel) Close() {
 	clear(w.index)
 	w.root.prev, w.root.next = &w.root, &w.root
+}
+
+// floor+clock: the floor plus the one clock reading per operation that any
+// exact design must make (a deadline is now + delay), stored as the
+// absolute deadline. Still no ordering, no goroutine, no lock.
+
+type floorClockWheel struct{ *floorWheel }
+
+func newFloorClock(time.Duration, int, func(string, int)) (wheel, error) {
+	w, _ := newFloor(0, 0, nil)
+	return floorClockWheel{w.(*floorWheel)}, nil
+}
+
+// clockDeadline returns the deadline now + d, in ns since the Unix epoch.
+func clockDeadline(d time.Duration) time.Duration { return time.Duration(time.Now().UnixNano()) + d }
+
+func (w floorClockWheel) Set(key string, value int, d time.Duration) error {
+	return w.floorWheel.Set(key, value, clockDeadline(d))
+}
+
+func (w floorClockWheel) Move(key string, d time.Duration) error {
+	return w.floorWheel.Move(key, clockDeadline(d))
+}
+
+func (w floorClockWheel) Remove(key string) error {
+	_ = time.Now() // a removal reads the clock too in the designs compared
+	return w.floorWheel.Remove(key)
 }
 
 // check verifies the floor's invariants: the list is a consistent ring

@@ -1,6 +1,9 @@
 package timingwheel
 
-import "math"
+import (
+	"math"
+	"math/bits"
+)
 
 // never is the visit tick of an empty slot and the deadline of nothing.
 const never = math.MaxInt64
@@ -54,72 +57,157 @@ func (head *Timer[T]) pushBack(t *Timer[T]) {
 // wheel is the pure core: plain data advanced by an explicit tick, with no
 // goroutines, channels or clocks. Time is measured in whole ticks since the
 // wheel's origin; a timer with deadline tick w fires during the first advance
-// whose now is at least w.
+// whose now is at least w, and never on an earlier tick.
 //
-// Placement. A timer due at tick w lives in slot w mod n. The slot therefore
-// encodes the "diff" (where in a rotation the timer lands) and w itself the
-// "circle" (how many rotations remain when the slot is visited): both are
-// derived from one absolute number, so they can never disagree with each
-// other or with the cursor, which is how go-zero's moves go a rotation off.
+// Levels. Level 0 has n slots of one tick each; every coarse level 1..top
+// has m = 2^b slots, each as wide as the whole level below (level L's slot
+// is n*m^(L-1) ticks). Every level is aligned on its own span: level 0
+// covers the block of n ticks that holds cur, level L the block of n*m^L
+// ticks that holds cur. A timer due at tick w sits at the lowest level whose
+// block holding cur also holds w, in the slot that holds w. So level 0 holds
+// what is due in cur's own block of n ticks, and a timer further off waits
+// in one coarse slot that covers its deadline. When the cursor reaches the
+// first tick of a coarse slot, the slot is emptied: what is due on that tick
+// fires, the rest moves down a level or more. A timer is therefore touched
+// at most once per level in its life, whatever the delay and the traffic.
+// The top level has no block above it: its slot for w is taken modulo m,
+// and a timer more than one top rotation away goes back into the same slot
+// when the slot comes up. The production shape (newWheel) has enough levels
+// for every int64 deadline, so there the top level never wraps.
 //
-// Lazy moves later. Moving a scheduled timer to a later tick only rewrites w:
-// the timer stays in its slot, which is visited no later than the old
-// deadline, and is relinked into its proper slot on that visit. Moving it
-// earlier relinks it at once. Either way the work is O(1).
+// Deadlines are absolute. The timer keeps only its deadline tick and its
+// list links: level and slot are derived from the deadline and cur, so they
+// cannot disagree with each other (go-zero's circle and diff can).
 //
-// Visits. visit[s] is a lower bound on the first tick at which slot s must be
-// scanned: the minimum, over the slot's timers, of the last tick congruent to
-// s that is not after the timer's deadline. A scan fires what is due and
-// relinks the rest into their proper slots, so a timer waiting for later
-// rotations is touched at most once per rotation, and only when something in
-// its slot is due. A slot with nothing due is never scanned, and an owner can
-// sleep until the smallest visit.
+// Lazy moves later. Moving a scheduled timer to a later tick only rewrites
+// its deadline: the timer stays where it is, which comes up no later than
+// the old deadline, and is placed again, at whatever level, when it does.
+// Moving it earlier relinks it at once. Either way the work is O(1).
+//
+// Visits and occupancy. Each level keeps a bitmap of its non-empty slots.
+// Every set bit is for a slot that starts after cur; a slot's bit is
+// cleared when the slot is visited, not when its last timer is cancelled
+// (a stale bit costs one empty visit, never a missed timer). The lowest
+// level with a bit set holds the earliest visit, so finding the next slot
+// reads at most n/64 words of level 0 and one word per coarse level.
+//
+// nextVisit is the next tick at which advance has work: a timer due, or a
+// coarse slot to move down (which may fire nothing yet). An owner sleeps
+// until then, advances, and sleeps again until the new nextVisit.
 type wheel[T any] struct {
-	slots []Timer[T] // sentinel heads, one per slot
-	visit []int64    // per slot: lower bound of the next tick it must be scanned at; never when empty
-	n     int64      // number of slots
-	mask  int64      // n-1 when n is a power of two, else -1
+	// slots holds the sentinel heads: level 0's n slots, then m slots for
+	// each coarse level 1..top in turn.
+	slots []Timer[T]
+	// occ holds the occupancy bitmaps: level 0's words0 words, then one
+	// word per coarse level.
+	occ    []uint64
+	words0 int
+
+	n     int64 // slots of level 0
+	shift int   // log2(n) when n is a power of two, else -1
+	b     int   // log2(m)
+	m     int64 // slots per coarse level, at most 64
+	top   int   // the highest level; coarse levels are 1..top
 
 	// cur is the last tick processed: every timer due at or before cur has
 	// been fired, except those still on the scan list. Deadlines at or before
-	// cur are clamped to cur+1.
-	cur int64
-	// next caches the smallest visit; it may be smaller than the true minimum
-	// (after a cancel), never larger.
+	// cur are clamped to cur+1. curQ is cur's block of n ticks, cur / n.
+	cur, curQ int64
+	// next caches the earliest visit; it may be smaller than the true
+	// earliest (after a cancel), never larger.
 	next int64
 
-	// scan holds the detached contents of the slot being scanned at tick
-	// scanAt, so a scan can stop after any entry and resume later.
+	// scan holds the detached contents of the slot being visited at tick
+	// scanAt, so a visit can stop after any entry and resume later.
 	scan   Timer[T]
 	scanAt int64
 
 	count int // scheduled timers, including those on the scan list
 }
 
+// levelBits is log2 of the slots per coarse level in production: 64 slots,
+// so one word of occupancy per level.
+const levelBits = 6
+
+// newWheel returns a wheel of numSlots base slots with enough coarse levels
+// of 64 slots that every deadline up to MaxInt64 has its own level below
+// the top, so nothing ever wraps around the top level.
 func newWheel[T any](numSlots int) *wheel[T] {
+	// Deadlines are below 2^63, so their block numbers (tick / n) have at
+	// most 63 - floor(log2 n) bits; each coarse level takes levelBits.
+	qbits := 63 - (bits.Len64(uint64(numSlots)) - 1)
+	return newWheelShape[T](numSlots, levelBits, max(1, (qbits+levelBits-1)/levelBits))
+}
+
+// newWheelShape returns a wheel of numSlots base slots and top coarse levels
+// of 2^levelBits slots each. Tests use small shapes, where the top level
+// wraps.
+func newWheelShape[T any](numSlots, levelBits, top int) *wheel[T] {
+	n, m := int64(numSlots), int64(1)<<levelBits
+	words0 := (numSlots + 63) / 64
 	w := &wheel[T]{
-		slots: make([]Timer[T], numSlots),
-		visit: make([]int64, numSlots),
-		n:     int64(numSlots),
-		mask:  -1,
-		next:  never,
+		slots:  make([]Timer[T], n+int64(top)*m),
+		occ:    make([]uint64, words0+top),
+		words0: words0,
+		n:      n,
+		shift:  -1,
+		b:      levelBits,
+		m:      m,
+		top:    top,
+		next:   never,
 	}
 	if numSlots&(numSlots-1) == 0 {
-		w.mask = int64(numSlots - 1)
+		w.shift = bits.TrailingZeros64(uint64(numSlots))
 	}
 	for i := range w.slots {
 		w.slots[i].initSentinel()
-		w.visit[i] = never
 	}
 	w.scan.initSentinel()
 	return w
 }
 
-func (w *wheel[T]) slotOf(tick int64) int64 {
-	if w.mask >= 0 {
-		return tick & w.mask
+// block returns the number of the block of n ticks that holds tick.
+func (w *wheel[T]) block(tick int64) int64 {
+	if w.shift >= 0 {
+		return tick >> w.shift
 	}
-	return tick % w.n
+	return tick / w.n
+}
+
+func (w *wheel[T]) setCur(tick int64) {
+	w.cur = tick
+	w.curQ = w.block(tick)
+}
+
+// place returns the level, the index into slots and the visit tick of the
+// slot where a timer due at tick when (after cur) belongs.
+func (w *wheel[T]) place(when int64) (level, idx int, at int64) {
+	q := w.block(when)
+	if q == w.curQ {
+		return 0, int(when - q*w.n), when
+	}
+	// The lowest coarse level whose block holds both: the highest bit in
+	// which the two block numbers differ, counted in levels of b bits.
+	level = min(1+(bits.Len64(uint64(q^w.curQ))-1)/w.b, w.top)
+	sh := w.b * (level - 1)
+	i := (q >> sh) & (w.m - 1)
+	idx = int(w.n + int64(level-1)*w.m + i)
+	if level < w.top {
+		return level, idx, (q >> sh << sh) * w.n
+	}
+	return level, idx, w.topVisit(i)
+}
+
+// topVisit returns the first tick after cur at which top-level slot i
+// starts.
+func (w *wheel[T]) topVisit(i int64) int64 {
+	sh := w.b * (w.top - 1)
+	cr := w.curQ >> sh
+	d := (i - cr) & (w.m - 1)
+	if d == 0 {
+		d = w.m
+	}
+	return (cr + d) << sh * w.n
 }
 
 // link places an unlinked timer at tick when (clamped after cur). O(1).
@@ -128,13 +216,15 @@ func (w *wheel[T]) link(t *Timer[T], when int64) {
 		when = w.cur + 1
 	}
 	t.when = when
-	s := w.slotOf(when)
-	w.slots[s].pushBack(t)
-	if when < w.visit[s] {
-		w.visit[s] = when
-		if when < w.next {
-			w.next = when
-		}
+	level, idx, at := w.place(when)
+	w.slots[idx].pushBack(t)
+	if level == 0 {
+		w.occ[idx>>6] |= 1 << (idx & 63)
+	} else {
+		w.occ[w.words0+level-1] |= 1 << ((int64(idx) - w.n) & (w.m - 1))
+	}
+	if at < w.next {
+		w.next = at
 	}
 }
 
@@ -151,16 +241,16 @@ func (w *wheel[T]) schedule(t *Timer[T], when int64) {
 		when = w.cur + 1
 	}
 	if when >= t.when {
-		t.when = when // lazy: repositioned when its current slot is scanned
+		t.when = when // lazy: placed again when its current slot comes up
 		return
 	}
 	t.unlink()
 	w.link(t, when)
 }
 
-// cancel unschedules t and reports whether it was scheduled. O(1). The slot's
-// visit bound is left as it is: a stale bound costs one empty scan, never a
-// missed timer.
+// cancel unschedules t and reports whether it was scheduled. O(1). The
+// slot's occupancy bit is left as it is: a stale bit costs one empty visit,
+// never a missed timer.
 func (w *wheel[T]) cancel(t *Timer[T]) bool {
 	if !t.scheduled() {
 		return false
@@ -170,10 +260,11 @@ func (w *wheel[T]) cancel(t *Timer[T]) bool {
 	return true
 }
 
-// advance processes every tick up to now, firing due timers in deadline order
-// of their slots' visits. fire runs for each due timer after it has been
-// unlinked; when it returns rearm > 0 the timer is linked again at tick rearm
-// (clamped after the tick being processed).
+// advance processes every tick up to now in order, visiting the slots that
+// start on those ticks: a timer due on the visited tick fires, any other
+// moves to where it now belongs. fire runs for each due timer after it has
+// been unlinked; when it returns rearm > 0 the timer is linked again at tick
+// rearm (clamped after the tick being processed).
 //
 // At most budget entries are examined; advance reports whether work for
 // ticks up to now remains, in which case the caller calls it again (possibly
@@ -181,20 +272,21 @@ func (w *wheel[T]) cancel(t *Timer[T]) bool {
 // consistent at every entry boundary). A panicking fire leaves the wheel
 // consistent too: the timer it was given is already unlinked and counted out.
 func (w *wheel[T]) advance(now int64, budget int, fire func(t *Timer[T]) (rearm int64)) (more bool) {
-	for budget > 0 {
-		if w.scan.empty() {
-			if !w.startScan(now) {
-				if now > w.cur {
-					w.cur = now
-				}
-				return false
+	for {
+		if w.scan.empty() && !w.startScan(now) {
+			if now > w.cur {
+				w.setCur(now)
 			}
+			return false
+		}
+		if budget <= 0 {
+			return true
 		}
 		t := w.scan.next
 		t.unlink()
 		budget--
 		if t.when > w.scanAt {
-			w.link(t, t.when) // not due: it belongs to a later tick
+			w.link(t, t.when) // not due: it belongs further on
 			continue
 		}
 		w.count--
@@ -203,33 +295,28 @@ func (w *wheel[T]) advance(now int64, budget int, fire func(t *Timer[T]) (rearm 
 			w.link(t, rearm)
 		}
 	}
-	return !w.scan.empty() || w.next <= now
 }
 
-// startScan detaches the slot with the smallest visit if that visit is due by
-// now, and reports whether it did. O(numSlots).
+// startScan detaches the slot with the earliest visit if that visit is due
+// by now, and reports whether it did. It reads at most n/64 words of level
+// 0's bitmap and one word per coarse level for each slot it looks at.
 func (w *wheel[T]) startScan(now int64) bool {
-	for w.next <= now {
-		// One pass finds the smallest visit and the runner-up, which becomes
-		// the cached next once the smallest slot is detached.
-		best, at, second := -1, int64(never), int64(never)
-		for s, v := range w.visit {
-			if v < at {
-				best, at, second = s, v, at
-			} else if v < second {
-				second = v
-			}
-		}
+	for {
+		at, idx := w.first()
+		w.next = at
 		if at > now {
-			w.next = at
 			return false
 		}
-		head := &w.slots[best]
-		w.visit[best] = never
-		w.next = second
-		w.cur = at
+		w.setCur(at)
+		if idx < int(w.n) {
+			w.occ[idx>>6] &^= 1 << (idx & 63)
+		} else {
+			level := 1 + (int64(idx)-w.n)>>w.b
+			w.occ[int64(w.words0)+level-1] &^= 1 << ((int64(idx) - w.n) & (w.m - 1))
+		}
+		head := &w.slots[idx]
 		if head.empty() {
-			continue // a stale bound left by cancel
+			continue // a stale bit left by cancel
 		}
 		// Splice the whole slot onto the scan list.
 		w.scan.next, w.scan.prev = head.next, head.prev
@@ -239,10 +326,48 @@ func (w *wheel[T]) startScan(now int64) bool {
 		w.scanAt = at
 		return true
 	}
-	return false
 }
 
-// nextVisit returns the tick at which advance next has work, or never.
+// first returns the earliest visit tick and its slot's index, or never. The
+// lowest level with a bit set holds it: every bit of a level is for a slot
+// of cur's block at that level, after cur, and a coarse slot starts no
+// earlier than the next block of the level below.
+func (w *wheel[T]) first() (at int64, idx int) {
+	c := w.cur - w.curQ*w.n // cur's slot in level 0; every set bit is after it
+	for k := int(c+1) >> 6; k < w.words0; k++ {
+		if x := w.occ[k]; x != 0 {
+			i := k<<6 + bits.TrailingZeros64(x)
+			return w.curQ*w.n + int64(i), i
+		}
+	}
+	for level := 1; level <= w.top; level++ {
+		x := w.occ[w.words0+level-1]
+		if x == 0 {
+			continue
+		}
+		base := int(w.n) + (level-1)*int(w.m)
+		if level == w.top {
+			// Circular: the first slot after cur's, else the lowest.
+			sh := w.b * (w.top - 1)
+			cr := (w.curQ >> sh) & (w.m - 1)
+			i := int64(bits.TrailingZeros64(x))
+			if after := x &^ (2<<cr - 1); after != 0 {
+				i = int64(bits.TrailingZeros64(after))
+			}
+			return w.topVisit(i), base + int(i)
+		}
+		i := bits.TrailingZeros64(x)
+		sh := w.b * level
+		start := (w.curQ>>sh<<sh + int64(i)<<(sh-w.b)) * w.n
+		return start, base + i
+	}
+	return never, -1
+}
+
+// nextVisit returns the tick at which advance next has work, or never: a
+// timer due, or a coarse slot whose timers move down a level (which may
+// fire nothing yet). It may be earlier than that after a cancel, never
+// later.
 func (w *wheel[T]) nextVisit() int64 {
 	if !w.scan.empty() {
 		return w.scanAt
@@ -250,7 +375,8 @@ func (w *wheel[T]) nextVisit() int64 {
 	return w.next
 }
 
-// drain unlinks every scheduled timer and calls f for each. O(n + timers).
+// drain unlinks every scheduled timer and calls f for each. O(slots +
+// timers).
 func (w *wheel[T]) drain(f func(t *Timer[T])) {
 	take := func(head *Timer[T]) {
 		for !head.empty() {
@@ -263,7 +389,7 @@ func (w *wheel[T]) drain(f func(t *Timer[T])) {
 	take(&w.scan)
 	for s := range w.slots {
 		take(&w.slots[s])
-		w.visit[s] = never
 	}
+	clear(w.occ)
 	w.next = never
 }

@@ -7,22 +7,23 @@ import (
 )
 
 // checkWheel verifies every structural invariant of w and returns the first
-// violation, or nil. It is O(numSlots + timers) and is run after every
+// violation, or nil. It is O(slots + timers) and is run after every
 // operation by the tests of the pure core.
 //
 //   - Every list (slots and scan list) is a consistent circular list: each
 //     entry's prev is the entry before it, and no entry is on two lists.
 //   - count is the number of entries on all lists.
-//   - visit[s] is never exactly when slot s is empty and is not being
-//     refilled; otherwise visit[s] ≡ s (mod n), visit[s] > cur, and for each
-//     entry e of slot s, visit[s] is at most the last tick ≡ s (mod n) that
-//     is not after e.when (the slot is scanned no later than the entry's
-//     deadline).
-//   - Every entry in a slot is due strictly after cur.
-//   - next is at most the smallest visit.
+//   - Occupancy: every non-empty slot has its bit set; no bit is set beyond
+//     a level's slots; below the top level, every set bit is for a slot of
+//     cur's block at that level that starts after cur.
+//   - Every entry in a slot is due after cur, and its slot is visited no
+//     later than its deadline (it is never late). placed, if not nil, is told
+//     for each entry whether it sits exactly where link puts its deadline
+//     (its level and slot), and may reject it.
+//   - next is at most the earliest visit.
 //   - When the scan list is not empty, scanAt == cur and every entry on it
 //     is due at or after scanAt.
-func checkWheel[T any](w *wheel[T]) error {
+func checkWheel[T any](w *wheel[T], placed func(t *Timer[T], exact bool) error) error {
 	// An entry has one pair of links, so an entry on two lists breaks a prev
 	// link or a head.prev of one of them, and a cycle that misses the head
 	// runs past count: the walk needs no set of seen entries.
@@ -48,33 +49,48 @@ func checkWheel[T any](w *wheel[T]) error {
 		}
 		return nil
 	}
+	if got := w.block(w.cur); got != w.curQ {
+		return fmt.Errorf("curQ = %d, want %d for cur %d", w.curQ, got, w.cur)
+	}
+	for k, x := range w.occ {
+		valid := w.m
+		if k < w.words0 {
+			valid = min(64, w.n-int64(k)*64)
+		}
+		if valid < 64 && x>>valid != 0 {
+			return fmt.Errorf("occupancy word %d = %#x: bits beyond its %d slots", k, x, valid)
+		}
+	}
 	total := 0
-	minVisit := int64(never)
-	for s := range w.slots {
-		if err := walk(s, &w.slots[s]); err != nil {
+	for idx := range w.slots {
+		if err := walk(idx, &w.slots[idx]); err != nil {
 			return err
 		}
 		total += len(list)
-		v := w.visit[s]
-		minVisit = min(minVisit, v)
-		if v == never {
-			if len(list) > 0 {
-				return fmt.Errorf("slot %d: %d entries but visit = never", s, len(list))
-			}
+		level, i, set := slotInfo(w, idx)
+		if len(list) > 0 && !set {
+			return fmt.Errorf("level %d slot %d: %d entries but its bit is clear", level, i, len(list))
+		}
+		if !set {
 			continue
 		}
-		if got := floorMod(v, w.n); got != int64(s) {
-			return fmt.Errorf("slot %d: visit %d ≡ %d (mod %d), want ≡ %d", s, v, got, w.n, s)
+		at := visitOf(w, level, i)
+		if at <= w.cur {
+			return fmt.Errorf("level %d slot %d: bit set, visit %d not after cur %d", level, i, at, w.cur)
 		}
-		if v <= w.cur {
-			return fmt.Errorf("slot %d: visit %d not after cur %d", s, v, w.cur)
-		}
-		for i, e := range list {
+		for j, e := range list {
 			if e.when <= w.cur {
-				return fmt.Errorf("slot %d entry %d: due at %d, not after cur %d", s, i, e.when, w.cur)
+				return fmt.Errorf("level %d slot %d entry %d: due at %d, not after cur %d", level, i, j, e.when, w.cur)
 			}
-			if last := e.when - floorMod(e.when-int64(s), w.n); v > last {
-				return fmt.Errorf("slot %d entry %d: visit %d after %d, the last tick of the slot not after its deadline %d", s, i, v, last, e.when)
+			if at > e.when {
+				return fmt.Errorf("level %d slot %d entry %d: visit %d after its deadline %d", level, i, j, at, e.when)
+			}
+			if placed != nil {
+				wantLevel, wantIdx, _ := w.place(e.when)
+				exact := wantLevel == level && wantIdx == idx
+				if err := placed(e, exact); err != nil {
+					return fmt.Errorf("level %d slot %d entry %d due at %d (cur %d): %v", level, i, j, e.when, w.cur, err)
+				}
 			}
 		}
 	}
@@ -94,10 +110,41 @@ func checkWheel[T any](w *wheel[T]) error {
 	if total != w.count {
 		return fmt.Errorf("count = %d, but %d entries are linked", w.count, total)
 	}
-	if w.next > minVisit {
-		return fmt.Errorf("next = %d, after the smallest visit %d", w.next, minVisit)
+	if first, _ := w.first(); w.next > first {
+		return fmt.Errorf("next = %d, after the earliest visit %d", w.next, first)
 	}
 	return nil
+}
+
+// slotInfo returns the level and the index within the level of slots[idx],
+// and whether its occupancy bit is set.
+func slotInfo[T any](w *wheel[T], idx int) (level int, i int64, set bool) {
+	if int64(idx) < w.n {
+		return 0, int64(idx), w.occ[idx/64]>>(idx%64)&1 != 0
+	}
+	rel := int64(idx) - w.n
+	level, i = int(rel/w.m)+1, rel%w.m
+	return level, i, w.occ[w.words0+level-1]>>i&1 != 0
+}
+
+// visitOf returns the first tick after cur at which slot i of level starts,
+// computed from first principles: level 0's slots are single ticks of cur's
+// block of n, a coarse level's slots split cur's block at that level, and
+// the top level wraps.
+func visitOf[T any](w *wheel[T], level int, i int64) int64 {
+	width := w.n // ticks per slot of level 1
+	for range level - 1 {
+		width *= w.m
+	}
+	if level == 0 {
+		return w.cur - floorMod(w.cur, w.n) + i
+	}
+	span := width * w.m
+	start := w.cur - floorMod(w.cur, span) + i*width
+	if level == w.top && start <= w.cur {
+		start += span
+	}
+	return start
 }
 
 func floorMod(a, n int64) int64 {
@@ -121,6 +168,10 @@ type harness struct {
 	last   int64         // tick of the last firing: firings never go back
 	fired  []firing
 	rearm  map[int]int64 // id → delay in ticks to re-arm with when it fires
+	// lazy marks the timers moved later since they were last seen at their
+	// exact place: only they may sit elsewhere (further up, or in an
+	// earlier slot), waiting for that place to come up.
+	lazy map[int]bool
 }
 
 type firing struct {
@@ -128,12 +179,24 @@ type firing struct {
 	tick int64
 }
 
+// newHarness drives a production-shaped wheel of numSlots base slots.
 func newHarness(t testing.TB, numSlots, numTimers int) *harness {
+	return newHarnessOf(t, newWheel[int](numSlots), numTimers)
+}
+
+// newHarnessShape drives a small wheel: numSlots base slots and top coarse
+// levels of 2^levelBits slots, the top one wrapping.
+func newHarnessShape(t testing.TB, numSlots, levelBits, top, numTimers int) *harness {
+	return newHarnessOf(t, newWheelShape[int](numSlots, levelBits, top), numTimers)
+}
+
+func newHarnessOf(t testing.TB, w *wheel[int], numTimers int) *harness {
 	h := &harness{
 		t:     t,
-		w:     newWheel[int](numSlots),
+		w:     w,
 		model: make(map[int]int64),
 		rearm: make(map[int]int64),
+		lazy:  make(map[int]bool),
 	}
 	for i := range numTimers {
 		h.timers = append(h.timers, &Timer[int]{Value: i})
@@ -145,7 +208,7 @@ func newHarness(t testing.TB, numSlots, numTimers int) *harness {
 // check runs the invariant checker and compares the wheel with the model;
 // what and args describe the last operation, formatted only on failure.
 func (h *harness) check(what string, args ...any) {
-	if err := checkWheel(h.w); err != nil {
+	if err := checkWheel(h.w, h.placed); err != nil {
 		h.t.Fatalf("after %s: %v", fmt.Sprintf(what, args...), err)
 	}
 	if got, want := h.w.count, len(h.model); got != want {
@@ -162,10 +225,29 @@ func (h *harness) check(what string, args ...any) {
 	}
 }
 
+// placed is the checker's placement rule: a timer not moved later since it
+// was last seen in place must be exactly where its deadline belongs.
+func (h *harness) placed(t *Timer[int], exact bool) error {
+	if exact {
+		delete(h.lazy, t.Value)
+		return nil
+	}
+	if !h.lazy[t.Value] {
+		return fmt.Errorf("timer %d is not where its deadline belongs, and was not moved later", t.Value)
+	}
+	return nil
+}
+
 // schedule arms timer id at absolute tick when; the model clamps a deadline
 // that has passed to the tick after the last one processed.
 func (h *harness) schedule(id int, when int64) {
-	h.model[id] = max(when, h.w.cur+1)
+	want := max(when, h.w.cur+1)
+	if tm := h.timers[id]; tm.scheduled() && want >= tm.when {
+		h.lazy[id] = true
+	} else {
+		delete(h.lazy, id)
+	}
+	h.model[id] = want
 	h.w.schedule(h.timers[id], when)
 	h.check("schedule(%d, %d)", id, when)
 }
@@ -173,6 +255,7 @@ func (h *harness) schedule(id int, when int64) {
 func (h *harness) cancel(id int) {
 	_, want := h.model[id]
 	delete(h.model, id)
+	delete(h.lazy, id)
 	if got := h.w.cancel(h.timers[id]); got != want {
 		h.t.Fatalf("cancel(%d) = %v, want %v", id, got, want)
 	}
@@ -197,6 +280,7 @@ func (h *harness) fire(tm *Timer[int]) int64 {
 	}
 	h.last = tick
 	delete(h.model, id)
+	delete(h.lazy, id)
 	h.fired = append(h.fired, firing{id, tick})
 	if d, ok := h.rearm[id]; ok {
 		h.model[id] = tick + d
@@ -249,39 +333,74 @@ func TestWheelEmpty(t *testing.T) {
 	}
 }
 
+// shape is a small wheel for the sweeps: n base slots and top coarse
+// levels of 2^bits slots, the top one wrapping.
+type shape struct{ n, bits, top int }
+
+// span is the ticks one rotation of the top level covers.
+func (s shape) span() int64 { return int64(s.n) << (s.bits * s.top) }
+
+func (s shape) String() string { return fmt.Sprintf("n=%d levels=%d×%d", s.n, s.top, 1<<s.bits) }
+
+// sweepShapes returns every small shape: 1 to 8 base slots under one level
+// of 2 or 4 slots (2 levels in all) or two levels of 2 slots (3 levels).
+// Under -short, 1 to 4 base slots.
+func sweepShapes() []shape {
+	var shapes []shape
+	maxN := 8
+	if testing.Short() {
+		maxN = 4
+	}
+	for n := 1; n <= maxN; n++ {
+		shapes = append(shapes, shape{n, 1, 1}, shape{n, 2, 1}, shape{n, 1, 2})
+	}
+	return shapes
+}
+
+// elapsedSamples returns the ticks to advance between arming a timer due in
+// d ticks and moving or removing it: none, one, half way, one before its
+// deadline and its deadline (the full range is left to the fuzz target).
+func elapsedSamples(d int64) []int64 {
+	var out []int64
+	for _, e := range []int64{0, 1, d / 2, d - 1, d} {
+		if e >= 0 && e <= d && (len(out) == 0 || e > out[len(out)-1]) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 // TestWheelSweepMoves is the exhaustive sweep of small wheels: for every
-// slot count 1..8, cursor position, old delay, elapsed ticks and new delay up
-// to three rotations, a timer is armed, the wheel advanced, the timer moved
-// (later, earlier, same, or re-armed after it fired) or re-set, and every
-// timer must fire exactly at the tick the reference model says, once.
-// Companion timers share the old and new slots at other rotations and the
-// new deadline's tick, so the relinking has neighbours to get wrong. The
+// small shape (see sweepShapes), every cursor position in one top rotation
+// (so every combination of slot positions at every level), every old and
+// new delay up to one top rotation and one base rotation beyond (across
+// every level boundary and the top level's wrap), and a sample of elapsed
+// ticks, a timer is armed, the wheel advanced, the timer moved (later,
+// earlier, same, or re-armed after it fired) or re-set, and every timer
+// must fire exactly at the tick the reference model says, once. Moves go up
+// and down between levels. Companion timers share the old and new slots one
+// base rotation later, the new deadline's tick, and the old deadline one
+// top rotation later, so the relinking has neighbours to get wrong. The
 // advance budget cycles through 1, 2, 3 and unlimited, and in half the cases
-// the move happens while a scan is unfinished.
+// the move happens while a visit is unfinished.
 func TestWheelSweepMoves(t *testing.T) {
-	const (
-		a       = iota // the timer under test
-		sameOld        // in the old slot, one rotation later
-		sameNew        // in the new slot, one rotation later
-		tieNew         // due at the same tick as the new deadline
-		nTimers
-	)
 	budgets := []int{1, 2, 3, 1 << 30}
 	cases := 0
-	for n := int64(1); n <= 8; n++ {
-		for cursor := int64(0); cursor < n; cursor++ {
-			for oldDelay := int64(1); oldDelay <= 3*n; oldDelay++ {
-				for elapsed := int64(0); elapsed <= oldDelay; elapsed++ {
-					for newDelay := int64(1); newDelay <= 3*n; newDelay++ {
+	for _, s := range sweepShapes() {
+		span, n := s.span(), int64(s.n)
+		for cursor := int64(0); cursor < span; cursor++ {
+			for oldDelay := int64(1); oldDelay <= span+n; oldDelay++ {
+				for _, elapsed := range elapsedSamples(oldDelay) {
+					for newDelay := int64(1); newDelay <= span+n; newDelay++ {
 						cases++
 						budget := budgets[cases%len(budgets)]
 						midScan := cases%2 == 0
 						reset := cases%3 == 0 // cancel, then arm afresh: a SetTimer of a new timer
 						name := func() string {
-							return fmt.Sprintf("n=%d cursor=%d old=%d elapsed=%d new=%d budget=%d midScan=%v reset=%v",
-								n, cursor, oldDelay, elapsed, newDelay, budget, midScan, reset)
+							return fmt.Sprintf("%v cursor=%d old=%d elapsed=%d new=%d budget=%d midScan=%v reset=%v",
+								s, cursor, oldDelay, elapsed, newDelay, budget, midScan, reset)
 						}
-						sweepCase(t, name, n, cursor, oldDelay, elapsed, newDelay, budget, midScan, reset)
+						sweepCase(t, name, s, cursor, oldDelay, elapsed, newDelay, budget, midScan, reset)
 						if t.Failed() {
 							return
 						}
@@ -293,19 +412,26 @@ func TestWheelSweepMoves(t *testing.T) {
 	t.Logf("%d cases", cases)
 }
 
-func sweepCase(t *testing.T, name func() string, n, cursor, oldDelay, elapsed, newDelay int64, budget int, midScan, reset bool) {
+func sweepCase(t *testing.T, name func() string, s shape, cursor, oldDelay, elapsed, newDelay int64, budget int, midScan, reset bool) {
 	ht := &namedTB{TB: t, name: name}
-	h := newHarness(ht, int(n), 4)
+	n, span := int64(s.n), s.span()
+	h := newHarnessShape(ht, s.n, s.bits, s.top, 5)
 	h.advance(cursor, budget)
 	oldAt := cursor + oldDelay
 	h.schedule(0, oldAt)
 	h.schedule(1, oldAt+n)
+	h.schedule(4, oldAt+span)
 	// Advance by elapsed ticks; in midScan cases stop after the first
-	// call that leaves work, so the move lands in the middle of a scan.
+	// call that leaves work, so the move lands in the middle of a visit.
 	now := cursor + elapsed
 	for h.step(now, budget) && !midScan {
 	}
 	before := len(h.fired) // 1 if the timer fired at its old deadline already
+	for _, f := range h.fired {
+		if f.id != 0 {
+			ht.Fatalf("companion %d fired at %d, before the move", f.id, f.tick)
+		}
+	}
 	newAt := now + newDelay
 	h.schedule(2, newAt+n)
 	h.schedule(3, newAt)
@@ -313,7 +439,7 @@ func sweepCase(t *testing.T, name func() string, n, cursor, oldDelay, elapsed, n
 		h.cancel(0)
 	}
 	h.schedule(0, newAt)
-	h.advance(max(oldAt, newAt)+2*n, budget)
+	h.advance(max(oldAt, newAt)+span+n, budget)
 	if len(h.model) != 0 {
 		ht.Fatalf("timers %v never fired", h.model)
 	}
@@ -332,32 +458,37 @@ func sweepCase(t *testing.T, name func() string, n, cursor, oldDelay, elapsed, n
 	}
 }
 
-// TestWheelSweepRemove arms, advances and removes in every small
-// configuration: a removed timer never fires, its slot neighbours do.
+// TestWheelSweepRemove arms, advances and removes in every small shape,
+// cursor position and delay up to one top rotation and a base rotation
+// beyond, so removals happen at every level and from unfinished visits: a
+// removed timer never fires, its neighbours (same tick, same base slot one
+// rotation later, same top slot one top rotation later) do.
 func TestWheelSweepRemove(t *testing.T) {
-	for n := int64(1); n <= 8; n++ {
-		for cursor := int64(0); cursor < n; cursor++ {
-			for oldDelay := int64(1); oldDelay <= 3*n; oldDelay++ {
-				for elapsed := int64(0); elapsed < oldDelay; elapsed++ {
+	for _, s := range sweepShapes() {
+		span, n := s.span(), int64(s.n)
+		for cursor := int64(0); cursor < span; cursor++ {
+			for oldDelay := int64(1); oldDelay <= span+n; oldDelay++ {
+				for _, elapsed := range elapsedSamples(oldDelay - 1) {
 					for _, budget := range []int{1, 2, 1 << 30} {
 						name := func() string {
-							return fmt.Sprintf("n=%d cursor=%d old=%d elapsed=%d budget=%d", n, cursor, oldDelay, elapsed, budget)
+							return fmt.Sprintf("%v cursor=%d old=%d elapsed=%d budget=%d", s, cursor, oldDelay, elapsed, budget)
 						}
-						h := newHarness(&namedTB{TB: t, name: name}, int(n), 3)
+						h := newHarnessShape(&namedTB{TB: t, name: name}, s.n, s.bits, s.top, 4)
 						h.advance(cursor, budget)
 						h.schedule(0, cursor+oldDelay)
-						h.schedule(1, cursor+oldDelay)   // same tick
-						h.schedule(2, cursor+oldDelay+n) // same slot, next rotation
-						h.step(cursor+elapsed, budget)   // possibly mid-scan
+						h.schedule(1, cursor+oldDelay)      // same tick
+						h.schedule(2, cursor+oldDelay+n)    // same base slot, next rotation
+						h.schedule(3, cursor+oldDelay+span) // same top slot, next rotation
+						h.step(cursor+elapsed, budget)      // possibly mid-visit
 						h.cancel(0)
-						h.advance(cursor+oldDelay+2*n, budget)
+						h.advance(cursor+oldDelay+2*span, budget)
 						for _, f := range h.fired {
 							if f.id == 0 {
 								t.Fatalf("%s: removed timer fired at tick %d", name(), f.tick)
 							}
 						}
-						if len(h.fired) != 2 {
-							t.Fatalf("%s: firings %v, want timers 1 and 2", name(), h.fired)
+						if len(h.fired) != 3 {
+							t.Fatalf("%s: firings %v, want timers 1, 2 and 3", name(), h.fired)
 						}
 					}
 				}
@@ -394,7 +525,7 @@ func TestWheelClampsPastDeadlines(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			h := newHarness(t, 4, 4)
+			h := newHarness(t, 8, 4) // ticks 0..7 are all in level 0
 			h.schedule(1, 5)
 			h.schedule(2, 5)
 			if c.midRun {
@@ -512,26 +643,46 @@ func TestWheelRandomOps(t *testing.T) {
 }
 
 // runOps interprets data as a sequence of wheel operations on a wheel of
-// 1..16 slots and 16 timers, checking the model after each.
+// 1..16 base slots and 16 timers, checking the model after each. The
+// second byte picks the levels: the production shape (64-slot levels up to
+// every int64 deadline) or a small one whose top level wraps (one level of
+// 2 or 4 slots, two of 2 or three of 2).
 func runOps(t testing.TB, data []byte) {
-	if len(data) == 0 {
+	if len(data) < 2 {
 		return
 	}
 	n := int(data[0]%16) + 1
-	h := newHarness(t, n, 16)
-	data = data[1:]
+	var h *harness
+	span := int64(n) << 7 // deadlines span two 64-slot rotations of level 1
+	switch sel := data[1] % 5; sel {
+	case 0:
+		h = newHarness(t, n, 16)
+	default:
+		s := []shape{{n, 1, 1}, {n, 2, 1}, {n, 1, 2}, {n, 1, 3}}[sel-1]
+		h = newHarnessShape(t, n, s.bits, s.top, 16)
+		span = s.span()
+	}
+	reach := span + int64(n) + 2 // past one top rotation
+	// far bounds the far deadlines and jumps: 2^40 ticks in the production
+	// shape; a small shape's top level wraps, so there a timer waits a
+	// rotation per visit, and they stay within 8 rotations.
+	far := func(x byte, shift byte) int64 { return int64(x) << (shift % 41) }
+	if data[1]%5 != 0 {
+		far = func(x byte, shift byte) int64 { return int64(x) * int64(shift%8+1) * span / 256 }
+	}
+	data = data[2:]
 	for len(data) >= 3 {
 		op, a, b := data[0], data[1], data[2]
 		data = data[3:]
 		id := int(a % 16)
-		switch op % 6 {
-		case 0, 1: // schedule, up to 4 rotations ahead
-			h.schedule(id, h.now+1+int64(b)%int64(4*n+2))
+		switch op % 8 {
+		case 0, 1: // schedule, up to a top rotation and a base rotation ahead
+			h.schedule(id, h.now+1+int64(b)%reach)
 		case 2: // schedule at or before now: clamped
 			h.schedule(id, h.now-int64(b%3))
 		case 3:
 			h.cancel(id)
-		case 4: // one advance call, possibly leaving a scan unfinished
+		case 4: // one advance call, possibly leaving a visit unfinished
 			h.step(h.now+int64(b%8), int(a%4)+1)
 		case 5: // a full advance
 			if b%4 == 0 {
@@ -539,7 +690,12 @@ func runOps(t testing.TB, data []byte) {
 			} else {
 				delete(h.rearm, id)
 			}
-			h.advance(h.now+int64(b%(3*uint8(n)+1)), int(a%3)+1)
+			h.advance(h.now+int64(b)%reach, int(a%3)+1)
+		case 6: // schedule far off: up to 2^40 ticks, many levels up
+			h.schedule(id, h.now+1+far(b, a))
+		case 7: // a jump far ahead, with no timer re-arming every few ticks
+			clear(h.rearm)
+			h.advance(h.now+far(b, a/2), int(a%3)+1)
 		}
 	}
 	clear(h.rearm)
@@ -550,5 +706,115 @@ func runOps(t testing.TB, data []byte) {
 	h.advance(horizon, 5)
 	if len(h.model) != 0 {
 		t.Fatalf("timers %v never fired", h.model)
+	}
+}
+
+// TestWheelTouchesEachTimerOncePerLevel: a timer that waits at level L is
+// examined at most L+1 times in its life (each visit moves it at least one
+// level down, the last one fires it), whatever the delay and the other
+// traffic: here 2,000 timers due up to 2^24 ticks ahead and a timer
+// re-armed every 300 ticks, advanced in uneven steps one entry at a time.
+// Every timer fires exactly at its deadline.
+func TestWheelTouchesEachTimerOncePerLevel(t *testing.T) {
+	for _, numSlots := range []int{1024, 1000, 1} {
+		t.Run(fmt.Sprintf("slots=%d", numSlots), func(t *testing.T) {
+			const timers, period = 2000, 300
+			r := rand.New(rand.NewPCG(uint64(numSlots), 11))
+			w := newWheel[int](numSlots)
+			all := make([]Timer[int], timers+1)
+			bound, horizon := 0, int64(0)
+			for i := range timers {
+				when := 1 + r.Int64N(1<<24)
+				// Its level from first principles: the lowest whose first
+				// block (n, n*64, n*64^2, ... ticks) holds the deadline.
+				level := 0
+				for span := int64(numSlots); when >= span; span *= 64 {
+					level++
+				}
+				bound += level + 1
+				all[i].Value = i
+				w.schedule(&all[i], when)
+				horizon = max(horizon, when)
+			}
+			traffic := &all[timers]
+			traffic.Value = timers
+			w.schedule(traffic, period)
+			// A call that returns true examined exactly one entry.
+			fired, rearms, examined := 0, 0, 0
+			fire := func(tm *Timer[int]) int64 {
+				if tm.when != w.scanAt {
+					t.Fatalf("timer %d due at %d fired at %d", tm.Value, tm.when, w.scanAt)
+				}
+				if tm == traffic {
+					rearms++
+					if w.scanAt+period <= horizon {
+						return w.scanAt + period
+					}
+					return 0
+				}
+				fired++
+				return 0
+			}
+			for now := int64(0); now < horizon; {
+				now = min(horizon, now+1+r.Int64N(1<<16))
+				for w.advance(now, 1, fire) {
+					examined++
+				}
+			}
+			if fired != timers {
+				t.Fatalf("%d timers fired, want %d", fired, timers)
+			}
+			if limit := bound + 2*rearms; examined > limit {
+				t.Fatalf("%d entries examined, want at most %d: level+1 per timer, 2 per re-arm", examined, limit)
+			}
+			t.Logf("%d entries examined for %d timers (level bound %d) and %d re-arms", examined, timers, bound, rearms)
+		})
+	}
+}
+
+// TestWheelDesignExample replays the worked example of doc/design.md
+// ("Levels: where a timer waits"): 8 base slots, coarse levels of 4.
+func TestWheelDesignExample(t *testing.T) {
+	h := newHarnessShape(t, 8, 2, 2, 3)
+	const a, b, c = 0, 1, 2
+	where := func(id int) string {
+		for idx := range h.w.slots {
+			head := &h.w.slots[idx]
+			for e := head.next; e != head; e = e.next {
+				if e == h.timers[id] {
+					level, i, _ := slotInfo(h.w, idx)
+					return fmt.Sprintf("level %d slot %d", level, i)
+				}
+			}
+		}
+		return "not in a slot"
+	}
+	expect := func(at string, id int, want string) {
+		t.Helper()
+		if got := where(id); got != want {
+			t.Fatalf("%s: timer %d at %s, want %s", at, id, got, want)
+		}
+	}
+	h.advance(13, 100)
+	h.schedule(c, 14)
+	h.schedule(a, 23)
+	h.schedule(b, 100)
+	expect("tick 13", c, "level 0 slot 6")
+	expect("tick 13", a, "level 1 slot 2")
+	expect("tick 13", b, "level 2 slot 3")
+	h.advance(16, 100)
+	expect("tick 16", a, "level 0 slot 7")
+	h.advance(18, 100)
+	h.schedule(a, 40)
+	expect("tick 18", a, "level 0 slot 7")
+	h.advance(23, 100)
+	expect("tick 23", a, "level 2 slot 1")
+	h.advance(32, 100)
+	expect("tick 32", a, "level 1 slot 1")
+	h.advance(96, 100)
+	expect("tick 96", b, "level 0 slot 4")
+	h.advance(100, 100)
+	if got, want := fmt.Sprint(h.fired), "[{2 14} {0 40} {1 100}]"; got != want {
+		t.Fatalf("firings %s, want %s", got, want)
 	}
 }

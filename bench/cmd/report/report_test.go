@@ -301,7 +301,7 @@ func TestReplayReport(t *testing.T) {
 		"|  | gozero | 2679 | 3050 | 159 | 5 | 229 | 11.73× | 1.00× |",
 		"|  | floor (baseline) | 111 | 100 | 48 | 1 | 131 | 0.38× | 0.033× |",
 		"| MoveTimer/pending=1M | **ttlkit** | 339 | 500 | 0 | 0 | 108 | **1.00×** | 0.25× |",
-		"Ratios on `cpu-ns/op` (lower is better); baselines, never the best peer: floor. Each figure is the median of 2 runs.",
+		"Ratios on `cpu-ns/op` (lower is better); baselines, never the best peer: floor, floor+clock. Each figure is the median of 2 runs.",
 		"| impl | `dup` | `early` | `max-late-ms` | `p50-late-ms` | `p99-late-ms` | × best | × gozero |",
 		"| gozero | 0 | 51234 | 1500 | -2 | 1000 | 2000× | 1.00× |",
 		"| **ttlkit** | 60 | 1048576 | **1.00×** | 0.50× |",

@@ -65,13 +65,14 @@ var suites = []suite{
 			"measuring). `cpu-ns/op` is process CPU (getrusage) over the timed region and includes the work a wheel " +
 			"hands to its owner goroutine, which wall-clock `ns/op` hides. `B/pending` is heap per pending timer. " +
 			"`floor` is a map plus an intrusive list with no clock, no goroutine and no lock: the least a keyed timer " +
-			"index can cost, not a usable wheel.",
+			"index can cost, not a usable wheel; `floor+clock` adds the one `time.Now()` per operation that any exact " +
+			"design must read.",
 		Bench:          `^BenchmarkWheel$`,
 		Benchtime:      "300ms",
 		QuickBench:     `^BenchmarkWheel$//pending=1k`,
 		QuickBenchtime: "200x",
 		Ratio:          []string{"cpu-ns/op"},
-		Baselines:      []string{"floor"},
+		Baselines:      []string{"floor", "floor+clock"},
 		Charts: []chart{
 			{File: "wheel-cpu-1k.svg", Title: "Timing wheel, 1k pending: CPU per operation",
 				Units: []string{"cpu-ns/op"}, Groups: `^Wheel/.*/pending=1k$`, Trim: "Wheel/"},
@@ -129,6 +130,23 @@ var suites = []suite{
 		Charts: []chart{
 			{File: "wheel-idle-cpu.svg", Title: "Timing wheel: CPU of an idle wheel with 1M pending timers",
 				Units: []string{"cpu-ms/s"}},
+		},
+	},
+	{
+		ID:    "wheelmixed",
+		Title: "Timing wheel: short timers next to 1M far ones",
+		About: "Process CPU per second of wall time (`cpu-ms/s`) while 2,000 short timers are re-armed on every " +
+			"firing (200–500 ms), without and with 1M pending far timers (uniform 1 h – 30 d), at 10 ms × 1024 and " +
+			"1 ms × 2048. `added-ms/s` is what the far timers add. ttlkit runs the re-arming callback inline " +
+			"(`WithInline`); `afterfunc` is one runtime timer per key. One round per process.",
+		Bench:          `^BenchmarkWheelMixed$`,
+		Benchtime:      "1x",
+		QuickBenchtime: "1x",
+		OneShot:        true,
+		Ratio:          []string{"cpu-ms/s"},
+		Charts: []chart{
+			{File: "wheel-mixed-cpu.svg", Title: "Timing wheel: CPU of 2,000 re-armed short timers, without and with 1M far timers",
+				Units: []string{"cpu-ms/s"}, Trim: "WheelMixed/"},
 		},
 	},
 	{
