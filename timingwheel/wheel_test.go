@@ -778,3 +778,50 @@ func TestWheelTouchesEachTimerOncePerLevel(t *testing.T) {
 		})
 	}
 }
+
+// TestWheelDesignExample replays the worked example of doc/design.md
+// ("Levels: where a timer waits"): 8 base slots, coarse levels of 4.
+func TestWheelDesignExample(t *testing.T) {
+	h := newHarnessShape(t, 8, 2, 2, 3)
+	const a, b, c = 0, 1, 2
+	where := func(id int) string {
+		for idx := range h.w.slots {
+			head := &h.w.slots[idx]
+			for e := head.next; e != head; e = e.next {
+				if e == h.timers[id] {
+					level, i, _ := slotInfo(h.w, idx)
+					return fmt.Sprintf("level %d slot %d", level, i)
+				}
+			}
+		}
+		return "not in a slot"
+	}
+	expect := func(at string, id int, want string) {
+		t.Helper()
+		if got := where(id); got != want {
+			t.Fatalf("%s: timer %d at %s, want %s", at, id, got, want)
+		}
+	}
+	h.advance(13, 100)
+	h.schedule(c, 14)
+	h.schedule(a, 23)
+	h.schedule(b, 100)
+	expect("tick 13", c, "level 0 slot 6")
+	expect("tick 13", a, "level 1 slot 2")
+	expect("tick 13", b, "level 2 slot 3")
+	h.advance(16, 100)
+	expect("tick 16", a, "level 0 slot 7")
+	h.advance(18, 100)
+	h.schedule(a, 40)
+	expect("tick 18", a, "level 0 slot 7")
+	h.advance(23, 100)
+	expect("tick 23", a, "level 2 slot 1")
+	h.advance(32, 100)
+	expect("tick 32", a, "level 1 slot 1")
+	h.advance(96, 100)
+	expect("tick 96", b, "level 0 slot 4")
+	h.advance(100, 100)
+	if got, want := fmt.Sprint(h.fired), "[{2 14} {0 40} {1 100}]"; got != want {
+		t.Fatalf("firings %s, want %s", got, want)
+	}
+}
