@@ -15,20 +15,16 @@ const maxDelay = time.Duration(1 << 62)
 type op uint8
 
 const (
-	opSchedule op = iota + 1 // Scheduler.Schedule
-	opCancel                 // Scheduler.Cancel
-	opLen                    // Scheduler.Len, and a barrier for everything sent before it
-	opRun                    // run fn on the owner goroutine (TimingWheel.Drain)
+	opLen op = iota + 1 // Scheduler.Len, and a barrier for everything queued before it
+	opRun               // run fn on the owner goroutine (TimingWheel.Drain)
 )
 
-// cmd is one request to the owner goroutine. It travels by value through a
-// buffered channel, so sending one allocates nothing.
+// cmd is one request to the owner goroutine that its caller waits for;
+// everything else reaches the owner in per-shard batches (see handoff).
 type cmd[T any] struct {
-	op    op
-	timer *Timer[T]
-	when  int64 // opSchedule: the deadline, from callerDeadline
-	fn    func()
-	res   *result[T]
+	op  op
+	fn  func()
+	res *result[T]
 }
 
 // result carries the answer of a synchronous command; the owner fills it and

@@ -2,10 +2,10 @@ package timingwheel
 
 import (
 	"context"
-	"hash/maphash"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/ttlkit/ttlkit/internal/table"
 )
@@ -23,13 +23,12 @@ import (
 type Scheduler[T any] struct {
 	d      *driver[T]
 	onFire func(t *Timer[T], now time.Time) time.Duration
-	seed   maphash.Seed
 	shards shardSet[schedShard[T]]
 
 	// Owner only.
-	spare     []cmd[T]  // the list taken from a shard last time
-	firing    *Timer[T] // the Timer whose firing checkCancel is deciding
-	cancelled bool      // a Cancel of firing was among the commands taken
+	spare     []change[T] // the list taken from a shard last time
+	firing    *Timer[T]   // the Timer whose firing checkCancel is deciding
+	cancelled bool        // a Cancel of firing was among the commands taken
 
 	beforeQueue func() // tests only: runs before a command's shard is locked
 }
@@ -46,10 +45,16 @@ type Scheduler[T any] struct {
 // after it comes too late.
 type schedShard[T any] struct {
 	mu      sync.Mutex
-	pending handoff[cmd[T]]
+	pending handoff[change[T]]
 	cancels atomic.Uint32 // written under mu
 	taken   uint32        // owner only, written under mu
 	_       [64]byte
+}
+
+// change is one Schedule or Cancel waiting in a shard for the owner.
+type change[T any] struct {
+	timer *Timer[T]
+	when  int64 // the deadline, from callerDeadline or deadlineAt; dead for a Cancel
 }
 
 // NewScheduler returns a started Scheduler that advances every interval over
@@ -84,7 +89,6 @@ func NewScheduler[T any](interval time.Duration, numSlots int, fire func(t *Time
 	s := &Scheduler[T]{
 		d:      newDriver[T](interval, numSlots, cfg),
 		onFire: fire,
-		seed:   maphash.MakeSeed(),
 	}
 	s.shards = newShardSet[schedShard[T]](s.d.shards, nil)
 	go s.d.run(s)
@@ -105,7 +109,7 @@ func (s *Scheduler[T]) Schedule(t *Timer[T], delay time.Duration) error {
 	if t == nil {
 		return argError("nil timer")
 	}
-	return s.queue(cmd[T]{op: opSchedule, timer: t, when: s.d.callerDeadline(delay)})
+	return s.queue(change[T]{t, s.d.callerDeadline(delay)})
 }
 
 // ScheduleAt is Schedule with a deadline instead of a delay: t fires at the
@@ -120,7 +124,7 @@ func (s *Scheduler[T]) ScheduleAt(t *Timer[T], at time.Time) error {
 	if t == nil {
 		return argError("nil timer")
 	}
-	return s.queue(cmd[T]{op: opSchedule, timer: t, when: s.d.deadlineAt(at)})
+	return s.queue(change[T]{t, s.d.deadlineAt(at)})
 }
 
 // Cancel unschedules t if it is scheduled; a Timer that already fired, or
@@ -138,7 +142,7 @@ func (s *Scheduler[T]) Cancel(t *Timer[T]) error {
 	if t == nil {
 		return argError("nil timer")
 	}
-	if err := s.queue(cmd[T]{op: opCancel, timer: t}); err != nil {
+	if err := s.queue(change[T]{t, dead}); err != nil {
 		return err
 	}
 	s.d.removed()
@@ -149,7 +153,7 @@ func (s *Scheduler[T]) Cancel(t *Timer[T]) error {
 // (see handoff) and the shard has not signalled yet. Urgency is decided
 // with the shard locked, after the append, as the owner's pickup protocol
 // requires. It never waits.
-func (s *Scheduler[T]) queue(c cmd[T]) error {
+func (s *Scheduler[T]) queue(c change[T]) error {
 	if s.d.stopped.Load() {
 		return ErrClosed
 	}
@@ -158,8 +162,8 @@ func (s *Scheduler[T]) queue(c cmd[T]) error {
 	}
 	sh := s.shards.open(s.shardOf(c.timer))
 	sh.mu.Lock()
-	notify := sh.pending.addLocked(c, c.op == opSchedule && s.d.urgent(c.when))
-	if c.op == opCancel {
+	notify := sh.pending.addLocked(c, c.when != dead && s.d.urgent(c.when))
+	if c.when == dead {
 		sh.cancels.Add(1)
 	}
 	sh.mu.Unlock()
@@ -184,7 +188,7 @@ func (s *Scheduler[T]) take(i int) bool {
 		return false
 	}
 	for j := range batch {
-		s.apply(&batch[j])
+		s.applyChange(&batch[j])
 	}
 	s.spare = recycle(batch)
 	return true
@@ -223,21 +227,24 @@ func (s *Scheduler[T]) Shutdown(ctx context.Context) error {
 	}
 }
 
+// apply answers Len, the only command a Scheduler sends. The driver took
+// every shard's batch after receiving it, so the count includes what was
+// queued before the call.
 func (s *Scheduler[T]) apply(c *cmd[T]) {
-	switch c.op {
-	case opSchedule:
+	c.res.n = s.d.w.count
+	close(c.res.done)
+}
+
+// applyChange applies one queued Schedule or Cancel. Owner only.
+func (s *Scheduler[T]) applyChange(c *change[T]) {
+	if c.when != dead {
 		s.d.w.schedule(c.timer, s.d.resolve(c.when))
-	case opCancel:
-		if c.timer == s.firing {
-			s.cancelled = true
-		}
-		s.d.w.cancel(c.timer)
-	case opLen:
-		// The driver took every shard's batch after receiving this
-		// command, so the count includes what was queued before the call.
-		c.res.n = s.d.w.count
-		close(c.res.done)
+		return
 	}
+	if c.timer == s.firing {
+		s.cancelled = true
+	}
+	s.d.w.cancel(c.timer)
 }
 
 // fire calls the fire callback for t and reports a panic or a Goexit (see
@@ -263,9 +270,12 @@ func (s *Scheduler[T]) fire(t *Timer[T]) (rearm int64) {
 
 func (s *Scheduler[T]) flush() {}
 
-// shardOf returns the index of t's shard.
+// shardOf returns the index of t's shard, from its address (a scheduled
+// Timer is on the heap, which does not move) spread by a multiplicative
+// hash: cheaper than maphash, and the owner computes it for every firing.
 func (s *Scheduler[T]) shardOf(t *Timer[T]) int {
-	return table.Shard(maphash.Comparable(s.seed, t), s.shards.len())
+	h := uint64(uintptr(unsafe.Pointer(t))) * 0x9e3779b97f4a7c15
+	return table.Shard(h, s.shards.len())
 }
 
 // checkCancel reports whether t, due and already unlinked by advance, is
