@@ -17,8 +17,7 @@ import (
 // reading of the clock) or cron; start makes the scheduler run. The
 // benchmarks start a scheduler before adding, except one with
 // addBeforeStart: robfig/cron re-sorts every entry on each addition while
-// running, and gocron's scheduler goroutine walks its jobs on each new one,
-// so adding 100k jobs to a running one takes minutes.
+// running, so adding 100k jobs to a running one takes minutes.
 type jobSched interface {
 	once(id string, at time.Time, delay time.Duration, fn func()) error
 	cron(id, spec string, fn func()) error
@@ -32,12 +31,27 @@ type jobImpl struct {
 	name           string
 	new            func() (jobSched, error)
 	addBeforeStart bool
+	// maxOneShot caps the one-shot jobs of BenchmarkJobsOneShot and
+	// BenchmarkJobsBurst (0: no cap). gocron v2.21.2 hangs when a one-time
+	// job's start has passed before its scheduler goroutine takes the job
+	// (selectStart and selectNewJob loop on next.Before(now)), which
+	// happens once adding takes longer than the jobs' lead time: at 100k
+	// jobs, added before Start or while running, it never starts them.
+	maxOneShot int
 }
 
 var jobImpls = []jobImpl{
-	{"ttlkit", newTTLJobs, false},
-	{"gocron", newGocron, true},
-	{"robfig", newRobfig, true},
+	{"ttlkit", newTTLJobs, false, 0},
+	{"gocron", newGocron, false, 10_000},
+	{"robfig", newRobfig, true, 0},
+}
+
+// oneShots returns how many one-shot jobs im gets.
+func (im jobImpl) oneShots() int {
+	if im.maxOneShot > 0 {
+		return min(jobsOneShot(), im.maxOneShot)
+	}
+	return jobsOneShot()
 }
 
 // begin makes a scheduler of im and starts it unless im adds before

@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"math"
 	"time"
 
 	"github.com/ttlkit/ttlkit/timingwheel"
@@ -115,7 +116,7 @@ func (s *Scheduler) offer(j *job, due time.Time, scheduled bool) offerResult {
 				j.queued = true
 				j.activity().waiting = due
 				if scheduled {
-					j.runs++
+					j.countRun()
 				}
 				return offerWaiting
 			}
@@ -132,7 +133,7 @@ func (s *Scheduler) offer(j *job, due time.Time, scheduled bool) offerResult {
 	}
 	j.active++
 	if scheduled {
-		j.runs++
+		j.countRun()
 	}
 	return offerQueued
 }
@@ -168,4 +169,12 @@ func (s *Scheduler) fireRetry(r *retry) time.Duration {
 	}
 	j.tidy()
 	return 0
+}
+
+// countRun counts a scheduled occurrence started or queued, saturating
+// (an Every(time.Millisecond) job would wrap an int32 in 25 days). Locked.
+func (j *job) countRun() {
+	if j.runs < math.MaxInt32 {
+		j.runs++
+	}
 }

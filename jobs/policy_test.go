@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -635,6 +636,28 @@ func TestHooksMayCallScheduler(t *testing.T) {
 		synctest.Wait()
 		if infos.Load() != 2 || s.Stats().Succeeded != 2 {
 			t.Fatalf("Info seen %d times, %d succeeded; want 2 and 2", infos.Load(), s.Stats().Succeeded)
+		}
+	})
+}
+
+// TestRunCountSaturates: the occurrence count of a job without Limit stops
+// at 2^31-1 instead of wrapping negative, and the job goes on.
+func TestRunCountSaturates(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, r := newScheduler(t, Options{})
+		defer shutdown(t, s)
+		mustAdd(t, s, "j", Every(time.Second), noop)
+		s.mu.Lock()
+		j := s.jobs["j"]
+		s.mu.Unlock()
+		j.mu.Lock()
+		j.runs = math.MaxInt32 - 1
+		j.mu.Unlock()
+		time.Sleep(3500 * time.Millisecond)
+		synctest.Wait()
+		info, ok := s.Info("j")
+		if !ok || info.Runs != math.MaxInt32 || len(r.finished()) != 3 {
+			t.Fatalf("Info %+v, %v after %d runs; want Runs %d and 3 runs", info, ok, len(r.finished()), math.MaxInt32)
 		}
 	})
 }

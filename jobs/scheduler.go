@@ -376,7 +376,8 @@ type JobInfo struct {
 	Next time.Time
 	// Active counts the occurrences queued, running or waiting for a retry.
 	Active int
-	// Runs counts the scheduled occurrences started so far.
+	// Runs counts the scheduled occurrences started so far (saturating
+	// at 2^31-1).
 	Runs int
 }
 
