@@ -18,6 +18,9 @@ type metric[S any] struct {
 	kind  prometheus.ValueType
 	label []string
 	value func(S) float64
+	// hist, when set, makes the metric a histogram instead: count, sum,
+	// and cumulative counts by upper bound.
+	hist func(S) (uint64, float64, map[float64]uint64)
 }
 
 // series is one labelled series of a family added by collector.family.
@@ -54,6 +57,13 @@ func (c *collector[S]) one(name, help string, kind prometheus.ValueType, instanc
 	c.family(name, help, kind, instance, "", series[S]{value: value})
 }
 
+// histogram adds an unlabelled histogram family.
+func (c *collector[S]) histogram(name, help string, instance prometheus.Labels, hist func(S) (uint64, float64, map[float64]uint64)) {
+	d := prometheus.NewDesc(name, help, nil, instance)
+	c.descs = append(c.descs, d)
+	c.metrics = append(c.metrics, metric[S]{desc: d, hist: hist})
+}
+
 // Describe sends each metric family's description once.
 func (c *collector[S]) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range c.descs {
@@ -65,6 +75,11 @@ func (c *collector[S]) Describe(ch chan<- *prometheus.Desc) {
 func (c *collector[S]) Collect(ch chan<- prometheus.Metric) {
 	s := c.stats()
 	for _, m := range c.metrics {
+		if m.hist != nil {
+			n, sum, b := m.hist(s)
+			ch <- prometheus.MustNewConstHistogram(m.desc, n, sum, b, m.label...)
+			continue
+		}
 		ch <- prometheus.MustNewConstMetric(m.desc, m.kind, m.value(s), m.label...)
 	}
 }

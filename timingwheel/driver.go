@@ -95,6 +95,8 @@ type driver[T any] struct {
 	// ticks counts the ticks received in ticker mode; written by the owner
 	// only, read by Remaining.
 	ticks atomic.Int64
+
+	st counters // see stats.go
 }
 
 // lazyWait bounds how long a removal (RemoveTimer, Scheduler.Cancel) may
@@ -336,6 +338,7 @@ func (d *driver[T]) run(l layer[T]) {
 		// Unschedule whatever is left, so a stopped wheel holds no links
 		// into its callers' Timers and they can be scheduled elsewhere.
 		d.w.drain(func(*Timer[T]) {})
+		d.publish()
 		close(d.done)
 	}()
 	d.loop(l)
@@ -474,8 +477,11 @@ func (d *driver[T]) loop(l layer[T]) {
 		if hook := d.beforeAdvance.Load(); hook != nil {
 			(*hook)()
 		}
+		d.startSlice()
 		busy = d.w.advance(d.nowNs/d.interval, d.cfg.budget, l.fire)
+		d.endSlice()
 		l.flush()
+		d.publish()
 	}
 }
 

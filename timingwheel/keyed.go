@@ -326,7 +326,9 @@ func (k *keyed[K, V]) drain() []dueItem[K, V] {
 			items = append(items, dueItem[K, V]{n.Value.key, n.Value.value})
 			n.Value.want.Store(dead)
 			n.Value.value = *new(V)
-			w.cancel(n)
+			if w.cancel(n) {
+				k.d.removedOne() // else take counts it (see take)
+			}
 			return true
 		})
 		sh.tab.Clear()
@@ -489,7 +491,12 @@ func (k *keyed[K, V]) take(i int) bool {
 	for _, n := range batch {
 		switch want := k.resolve(n); {
 		case want == dead:
-			w.cancel(n)
+			// A removal is counted once: here if the timer was linked or
+			// never was (when is 0), by fire if it met the timer first;
+			// a fired timer is not a removal.
+			if w.cancel(n) || n.when == 0 {
+				k.d.removedOne()
+			}
 		case !n.scheduled() || want < n.when:
 			w.schedule(n, want)
 		}
@@ -512,16 +519,23 @@ func (k *keyed[K, V]) apply(c *cmd[entry[K, V]]) {
 func (k *keyed[K, V]) fire(n *node[K, V]) int64 {
 	now := k.d.w.scanAt
 	if want := k.resolve(n); want == dead || want > now {
+		if want == dead {
+			k.d.removedOne()
+		}
 		return max(want, 0) // relink at want, or drop a removed timer
 	}
 	sh := k.shards.get(int(n.Value.shard))
 	sh.mu.Lock()
+	var want int64
 	for {
-		want := n.Value.want.Load()
+		want = n.Value.want.Load()
 		if want == dead || want > now {
 			// Removed, or moved later, since the check above; an earlier
 			// move cannot be after now.
 			sh.mu.Unlock()
+			if want == dead {
+				k.d.removedOne()
+			}
 			return max(want, 0)
 		}
 		// A lock-free MoveTimer may push want later at any moment: only a
@@ -532,6 +546,7 @@ func (k *keyed[K, V]) fire(n *node[K, V]) int64 {
 	}
 	sh.tab.DeleteEntry(n, maphash.Comparable(k.seed, n.Value.key))
 	k.fired = append(k.fired, dueItem[K, V]{n.Value.key, n.Value.value})
+	k.d.fired(want)
 	n.Value.value = *new(V)
 	sh.mu.Unlock()
 	return 0

@@ -244,7 +244,9 @@ func (s *Scheduler[T]) applyChange(c *change[T]) {
 	if c.timer == s.firing {
 		s.cancelled = true
 	}
-	s.d.w.cancel(c.timer)
+	if s.d.w.cancel(c.timer) {
+		s.d.removedOne()
+	}
 }
 
 // fire calls the fire callback for t and reports a panic or a Goexit (see
@@ -253,6 +255,7 @@ func (s *Scheduler[T]) fire(t *Timer[T]) (rearm int64) {
 	if !s.checkCancel(t) {
 		return 0
 	}
+	s.d.fired(t.when)
 	returned := false
 	defer func() {
 		if !returned {
@@ -293,5 +296,8 @@ func (s *Scheduler[T]) checkCancel(t *Timer[T]) bool {
 	s.firing, s.cancelled = t, false
 	s.take(i)
 	s.firing = nil
+	if s.cancelled {
+		s.d.removedOne()
+	}
 	return !s.cancelled && !t.scheduled()
 }
