@@ -33,9 +33,17 @@ func heapPer(n int, build func() func()) uint64 {
 
 // coreBytes returns what the pure core's slot heads and occupancy words
 // take, as the allocator rounds them: they grow with numSlots and the
-// levels, not with processors.
+// levels made so far, not with processors.
 func coreBytes[T any](w *wheel[T]) uint64 {
-	return allocSize(uint64(cap(w.slots))*uint64(unsafe.Sizeof(Timer[T]{}))) + allocSize(uint64(cap(w.occ))*8)
+	head := uint64(unsafe.Sizeof(Timer[T]{}))
+	n := allocSize(uint64(cap(w.slots))*head) + allocSize(uint64(cap(w.occ))*8) +
+		allocSize(uint64(cap(w.coarse))*uint64(unsafe.Sizeof(w.coarse[0])))
+	for _, lv := range w.coarse {
+		if lv != nil {
+			n += allocSize(uint64(cap(lv)) * head)
+		}
+	}
+	return n
 }
 
 // allocSize approximates the size the runtime allocates for n bytes: whole
