@@ -59,9 +59,10 @@ func allocSize(n uint64) uint64 {
 // TestEmptyWheelIsSmallAtGOMAXPROCS64 pins issue 12 item 9: a wheel that
 // holds no timer must not pay for the shards that many processors would
 // use under load (at GOMAXPROCS=64 an empty TimingWheel took 189 KiB, an
-// empty Scheduler 80 KiB, nearly all of it shards). The bounds are on
-// what the layers and the driver add to the core's slot heads, which
-// depend on numSlots and the levels only (logged).
+// empty Scheduler 80 KiB, nearly all of it shards). Each must stay under
+// 16 KiB in all, and what the layers and the driver add to the core's slot
+// heads (which depend on numSlots and the levels made, logged) is bounded
+// on its own.
 func TestEmptyWheelIsSmallAtGOMAXPROCS64(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector adds to every allocation")
@@ -83,6 +84,11 @@ func TestEmptyWheelIsSmallAtGOMAXPROCS64(t *testing.T) {
 		})
 		t.Logf("%d slots: empty TimingWheel[string, int] %d B (core slot heads %d B), empty Scheduler[int] %d B (core %d B)",
 			slots, keyed, keyedCore, sched, schedCore)
+		// The whole of it: the core makes a coarse level only when a timer
+		// first goes there, so an empty wheel has level 0's heads only.
+		if keyed > 16<<10 || sched > 16<<10 {
+			t.Errorf("%d slots: an empty TimingWheel takes %d B and a Scheduler %d B, want each <= 16 KiB", slots, keyed, sched)
+		}
 		if got, limit := keyed-min(keyed, keyedCore), uint64(8<<10); got > limit {
 			t.Errorf("%d slots: an empty TimingWheel takes %d B besides the core's slot heads, want <= %d", slots, got, limit)
 		}
