@@ -351,11 +351,13 @@ func (s shape) String() string { return fmt.Sprintf("n=%d levels=%d×%d", s.n, s
 
 // sweepShapes returns every small shape: 1 to 8 base slots under one level
 // of 2 or 4 slots (2 levels in all) or two levels of 2 slots (3 levels).
-// Under -short, 1 to 4 base slots.
+// Under -short, and under the race detector (the core is single-threaded:
+// the plain run sweeps it whole, the race run is for the layers above), 1
+// to 4 base slots.
 func sweepShapes() []shape {
 	var shapes []shape
 	maxN := 8
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		maxN = 4
 	}
 	for n := 1; n <= maxN; n++ {
