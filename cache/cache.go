@@ -2,12 +2,14 @@ package cache
 
 import (
 	"hash/maphash"
+	"iter"
 	"log/slog"
 	"math/bits"
 	"math/rand/v2"
 	"reflect"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ttlkit/ttlkit/internal/bubble"
@@ -18,6 +20,12 @@ import (
 // Cache is a concurrent LRU cache whose entries expire after a TTL. Create
 // one with New; all methods are safe for concurrent use. See the package
 // documentation for the model and guarantees.
+//
+// A key that is not equal to itself (a float NaN, or a struct, array or
+// interface holding one) could never be found again, so it is never
+// stored: writes of it do nothing (OnEvict is not called), Get, Touch and
+// Delete find nothing, and Take calls fetch every time, alone, and returns
+// its result without storing it. Such keys never count towards Limit.
 //
 // A Cache holds two goroutines at most (the expiry engine and, with
 // OnEvict, the delivery of Expired events). Close stops them; a Cache that
@@ -31,9 +39,17 @@ type Cache[K comparable, V any] struct {
 // goroutine reference it, never the Cache, so that the Cache can become
 // unreachable and its cleanup stop them.
 type cache[K comparable, V any] struct {
-	shards []shard[K, V]
+	// shards are made on first use (see shardFor), so that a small cache
+	// pays only for the shards its keys reach.
+	shards []atomic.Pointer[shard[K, V]]
 	seed   maphash.Seed // one hash picks the shard and the table slot
 	reads  readCounters
+	limit  int  // Options.Limit, split across the shards
+	inline bool // V has no pointers: first values go inline in nodes
+
+	// nanKeys: K can hold a value not equal to itself (a NaN), which is
+	// never stored (see unstorable).
+	nanKeys bool
 
 	ttl    time.Duration
 	jitter float64
@@ -44,6 +60,7 @@ type cache[K comparable, V any] struct {
 	sched   *timingwheel.Scheduler[*expiry[K, V]]
 	notify  *notifier[K, V] // nil without OnEvict
 	onEvict func(Event[K, V])
+	onPanic func(Panic[K, V])
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -61,28 +78,20 @@ func New[K comparable, V any](opts Options[K, V]) (*Cache[K, V], error) {
 	}
 	n := shardCount(runtime.GOMAXPROCS(0), opts.Limit)
 	c := &cache[K, V]{
-		shards:  make([]shard[K, V], n),
+		shards:  make([]atomic.Pointer[shard[K, V]], n),
 		seed:    maphash.MakeSeed(),
+		limit:   opts.Limit,
+		inline:  !hasPointers(reflect.TypeFor[V]()),
 		ttl:     opts.TTL,
 		jitter:  opts.Jitter,
 		name:    opts.Name,
 		res:     opts.Resolution,
 		onEvict: opts.OnEvict,
+		onPanic: opts.OnPanic,
 		closed:  make(chan struct{}),
+		nanKeys: !table.SelfEqual[K](),
 	}
 	c.reads.init(runtime.GOMAXPROCS(0))
-	inline := !hasPointers(reflect.TypeFor[V]())
-	for i := range c.shards {
-		// Split Limit exactly: the first Limit%n shards take one more.
-		limit := 0
-		if opts.Limit > 0 {
-			limit = opts.Limit / n
-			if i < opts.Limit%n {
-				limit++
-			}
-		}
-		c.shards[i].init(limit, inline, c.seed)
-	}
 	c.origin = time.Now()
 	sched, err := timingwheel.NewScheduler(opts.Resolution, wheelSlots(opts.TTL, opts.Resolution), c.fire,
 		timingwheel.WithPanicHandler(c.reportPanic))
@@ -90,25 +99,30 @@ func New[K comparable, V any](opts Options[K, V]) (*Cache[K, V], error) {
 		return nil, err // not reachable with validated options
 	}
 	c.sched = sched
+	if c.onPanic == nil {
+		c.onPanic = c.logPanic
+	}
 	if opts.OnEvict != nil {
-		c.notify = newNotifier(opts.OnEvict)
+		c.notify = newNotifier(c.evict)
 	}
 	w := &Cache[K, V]{c: c}
 	if !bubble.Inside() {
 		// A cleanup runs outside every synctest bubble and must not touch a
 		// bubble's channels; inside one, the bubble reports a cache left
 		// open when its test ends.
-		runtime.AddCleanup(w, func(c *cache[K, V]) { c.close() }, c)
+		runtime.AddCleanup(w, (*cache[K, V]).cleanup, c)
 	}
 	return w, nil
 }
 
-// shardCount returns the number of shards: a power of two, about eight per
-// processor, fewer when Limit is small, so that each shard of a bounded
-// cache holds at least 64 entries (and a Limit under 128 gets one shard and
-// exact CLOCK order).
+// shardCount returns the number of shards: a power of two, two per
+// processor and at least 16, fewer when Limit is small, so that each shard
+// of a bounded cache holds at least 64 entries (and a Limit under 128 gets
+// one shard and exact CLOCK order). Shards are made on first use, so an
+// empty cache holds only a pointer per shard; two per processor keep the
+// shards that a thousand entries reach small next to the entries.
 func shardCount(procs, limit int) int {
-	n := 1 << bits.Len(uint(max(procs*8, 16)-1))
+	n := 1 << bits.Len(uint(max(procs*2, 16)-1))
 	n = min(n, 1024)
 	for limit > 0 && n > 1 && limit/n < 64 {
 		n >>= 1
@@ -117,9 +131,11 @@ func shardCount(procs, limit int) int {
 }
 
 // wheelSlots covers one TTL with slots of one resolution, as a power of two
-// in [16, 4096]; longer per-call TTLs wait extra rotations.
+// in [16, 128]; longer TTLs wait extra rotations, in which the wheel
+// touches a timer at most once each. 128 slots (40 bytes each) keep an
+// empty cache's wheel small.
 func wheelSlots(ttl, res time.Duration) int {
-	want := min(int64(ttl/res)+1, 4096)
+	want := min(int64(ttl/res)+1, 128)
 	return max(1<<bits.Len64(uint64(want-1)), 16)
 }
 
@@ -127,19 +143,82 @@ func wheelSlots(ttl, res time.Duration) int {
 // in the shard's table.
 func (c *cache[K, V]) hash(key K) uint64 { return maphash.Comparable(c.seed, key) }
 
+// shardAt returns the shard of hash h, or nil if no write has reached it.
 func (c *cache[K, V]) shardAt(h uint64) *shard[K, V] {
-	return &c.shards[table.Shard(h, len(c.shards))]
+	return c.shards[table.Shard(h, len(c.shards))].Load()
 }
+
+// shardFor returns the shard of hash h, making it if needed. A shard made
+// after Close started is closed at once: Close closes c.closed before it
+// visits the shards, so either it sees the new shard or shardFor sees
+// c.closed closed.
+func (c *cache[K, V]) shardFor(h uint64) *shard[K, V] {
+	i := table.Shard(h, len(c.shards))
+	if s := c.shards[i].Load(); s != nil {
+		return s
+	}
+	s := new(shard[K, V])
+	s.init(c.shardLimit(i), c.inline, c.seed)
+	if !c.shards[i].CompareAndSwap(nil, s) {
+		return c.shards[i].Load() // made by another writer meanwhile
+	}
+	select {
+	case <-c.closed:
+		s.mu.Lock()
+		s.closed = true
+		s.mu.Unlock()
+	default:
+	}
+	return s
+}
+
+// shardLimit returns the Limit of shard i (0 for no limit): Limit is split
+// exactly, and the first Limit%n shards take one more.
+func (c *cache[K, V]) shardLimit(i int) int {
+	if c.limit == 0 {
+		return 0
+	}
+	n := len(c.shards)
+	limit := c.limit / n
+	if i < c.limit%n {
+		limit++
+	}
+	return limit
+}
+
+// made returns an iterator over the shards made so far.
+func (c *cache[K, V]) made() iter.Seq[*shard[K, V]] {
+	return func(yield func(*shard[K, V]) bool) {
+		for i := range c.shards {
+			if s := c.shards[i].Load(); s != nil && !yield(s) {
+				return
+			}
+		}
+	}
+}
+
+// unstorable reports whether key is not equal to itself (a float NaN, or a
+// struct, array or interface holding one). Such a key could never be found
+// again, so it is never stored: a write of it is dropped and a Take of it
+// loads without sharing or storing. Keeping it out of the shards keeps
+// every entry findable by its key, which removal relies on.
+func (c *cache[K, V]) unstorable(key K) bool { return c.nanKeys && key != key }
 
 // now returns the time since origin in nanoseconds, from the monotonic
 // clock (one vDSO read; the fake clock inside a synctest bubble).
 func (c *cache[K, V]) now() int64 { return int64(time.Since(c.origin)) }
 
-// lifetime applies jitter and the cap to a positive ttl.
+// lifetime applies jitter and the cap to a positive ttl. It saturates: a
+// ttl near math.MaxInt64 times a jitter factor above 1 is capped at maxTTL,
+// never converted from an out-of-range float (which wraps negative).
 func (c *cache[K, V]) lifetime(ttl time.Duration) int64 {
 	if c.jitter > 0 {
 		f := 1 + c.jitter*(2*rand.Float64()-1)
-		ttl = time.Duration(float64(ttl) * f)
+		if x := float64(ttl) * f; x < float64(maxTTL) {
+			ttl = time.Duration(x)
+		} else {
+			ttl = maxTTL
+		}
 	}
 	return int64(min(max(ttl, 1), maxTTL))
 }
@@ -163,7 +242,7 @@ func (c *Cache[K, V]) Get(key K) (V, bool) {
 }
 
 func (c *cache[K, V]) get(key K) (V, bool) {
-	if v, ok := c.lookup(key, c.hash(key)); ok {
+	if v, _, ok := c.lookup(key, c.hash(key), true); ok {
 		c.reads.hit()
 		return v, true
 	}
@@ -172,8 +251,9 @@ func (c *cache[K, V]) get(key K) (V, bool) {
 	return zero, false
 }
 
-// lookup is the lock-free read of Get and Take: the live value for key
-// (whose hash is h), marking its node as used. It counts nothing.
+// lookup is the lock-free read of Get, Take and Peek: the live value for
+// key (whose hash is h) and the time it has left, marking its node as used
+// if mark is set. It counts nothing.
 //
 // The node's key never changes, and its value is reached through val,
 // which writers replace atomically (see node). The reader must pair the
@@ -186,11 +266,14 @@ func (c *cache[K, V]) get(key K) (V, bool) {
 // retried; after a few tries it is done under the shard lock, so a reader
 // always finishes. The clock is read after the loads. A node removed
 // meanwhile has val nil: a miss.
-func (c *cache[K, V]) lookup(key K, h uint64) (v V, ok bool) {
+func (c *cache[K, V]) lookup(key K, h uint64, mark bool) (v V, left time.Duration, ok bool) {
 	s := c.shardAt(h)
+	if s == nil {
+		return v, 0, false
+	}
 	n := s.tab.Get(key, h)
 	if n == nil {
-		return v, false
+		return v, 0, false
 	}
 	for range 3 {
 		p := n.val.Load()
@@ -201,21 +284,23 @@ func (c *cache[K, V]) lookup(key K, h uint64) (v V, ok bool) {
 		if n.val.Load() != p {
 			continue // overwritten meanwhile
 		}
-		if p == nil || st>>stampShift <= c.now() {
-			return v, false
+		left := st>>stampShift - c.now()
+		if p == nil || left <= 0 {
+			return v, 0, false
 		}
-		if st&markBit == 0 {
+		if mark && st&markBit == 0 {
 			n.stamp.Or(markBit)
 		}
-		return *p, true
+		return *p, time.Duration(left), true
 	}
 	s.mu.Lock()
 	p, st := n.val.Load(), n.stamp.Load()
 	s.mu.Unlock()
-	if p == nil || st>>stampShift <= c.now() {
-		return v, false
+	left = time.Duration(st>>stampShift - c.now())
+	if p == nil || left <= 0 {
+		return v, 0, false
 	}
-	return *p, true
+	return *p, left, true
 }
 
 // Set stores value for key with the default TTL (see Options.TTL and
@@ -247,8 +332,11 @@ func (c *Cache[K, V]) SetWithExpire(key K, value V, ttl time.Duration) {
 }
 
 func (c *cache[K, V]) set(key K, value V, ttl time.Duration) {
+	if c.unstorable(key) {
+		return
+	}
 	h := c.hash(key)
-	s := c.shardAt(h)
+	s := c.shardFor(h)
 	var p pending[K, V]
 	now := c.now()
 	deadline := now + c.lifetime(ttl)
@@ -272,6 +360,9 @@ func (c *cache[K, V]) set(key K, value V, ttl time.Duration) {
 func (c *Cache[K, V]) Touch(key K) bool {
 	h := c.c.hash(key)
 	s := c.c.shardAt(h)
+	if s == nil {
+		return false
+	}
 	var p pending[K, V]
 	now := c.c.now()
 	deadline := now + c.c.lifetime(c.c.ttl)
@@ -294,7 +385,7 @@ func (c *cache[K, V]) finish(p *pending[K, V]) {
 		_ = c.sched.Cancel(&p.cancel.timer)
 	}
 	if p.event.Reason != 0 && c.onEvict != nil {
-		c.onEvict(p.event)
+		c.evict(p.event)
 	}
 }
 
@@ -346,6 +437,9 @@ func (c *Cache[K, V]) Delete(key K) {
 func (c *cache[K, V]) delete(key K) {
 	h := c.hash(key)
 	s := c.shardAt(h)
+	if s == nil {
+		return // nothing stored, nor loading, in that shard
+	}
 	var p pending[K, V]
 	now := c.now()
 	s.mu.Lock()
@@ -365,16 +459,16 @@ func (c *cache[K, V]) delete(key K) {
 func (c *cache[K, V]) fire(t *timingwheel.Timer[*expiry[K, V]], now time.Time) time.Duration {
 	e := t.Value
 	at := int64(now.Sub(c.origin))
+	s := e.s // an expiry never leaves its shard
 	for {
 		n := e.n.Load()
 		if n == nil {
 			return 0 // retired: deleted, or closed
 		}
-		h := c.hash(n.key) // the key never changes
-		s := c.shardAt(h)
+		h := c.hash(n.key) // the key never changes; its slot in s.tab
 		s.mu.Lock()
 		if e.n.Load() != n {
-			// Handed over to another node (of the same shard) or retired
+			// Handed over to another node of the shard, or retired
 			// meanwhile: look again.
 			s.mu.Unlock()
 			continue
@@ -405,8 +499,7 @@ func (c *cache[K, V]) reportPanic(p timingwheel.Panic) {
 // O(shards). After Close it returns 0.
 func (c *Cache[K, V]) Len() int {
 	total := 0
-	for i := range c.c.shards {
-		s := &c.c.shards[i]
+	for s := range c.c.made() {
 		s.mu.Lock()
 		total += s.tab.Len()
 		s.mu.Unlock()
@@ -420,8 +513,7 @@ func (c *Cache[K, V]) Len() int {
 func (c *Cache[K, V]) Stats() Stats {
 	var st Stats
 	st.Hits, st.Misses = c.c.reads.sum()
-	for i := range c.c.shards {
-		s := &c.c.shards[i]
+	for s := range c.c.made() {
 		s.mu.Lock()
 		st.Loads += s.loads
 		st.LoadErrors += s.loadErrors
@@ -448,26 +540,34 @@ func (c *Cache[K, V]) String() string {
 // not be called from OnEvict. Close returns nil the first time and
 // ErrClosed afterwards.
 //
-// After Close, Get misses, Set, SetWithExpire and Delete do nothing, Len
-// returns 0, All yields nothing, Take and its variants return ErrClosed
-// (loads already running finish and hand their result to their callers
-// without storing it), and Stats keeps returning the final counters.
+// After Close, Get and Peek miss, Remaining and Touch return false, Set,
+// SetWithExpire, SetIfAbsent, GetOrSet, Delete and Clear store and remove
+// nothing, Len returns 0, All, Keys and Values yield nothing, Take and its
+// variants return ErrClosed (loads already running finish and hand their
+// result to their callers without storing it), and Stats keeps returning
+// the final counters.
 func (c *Cache[K, V]) Close() error {
-	if !c.c.close() {
+	if !c.c.close(true) {
 		return ErrClosed
 	}
 	return nil
 }
 
+// cleanup closes a Cache that became unreachable. It runs on the runtime's
+// cleanup goroutine, which it must not hold up with user code: it does not
+// wait for the delivery of queued Expired events, which goes on until the
+// queue is empty, and then the delivery goroutine exits.
+func (c *cache[K, V]) cleanup() { c.close(false) }
+
 // close shuts everything down once and reports whether this call did it.
-func (c *cache[K, V]) close() bool {
+// With wait, it returns once queued Expired events have been delivered.
+func (c *cache[K, V]) close(wait bool) bool {
 	first := false
 	c.closeOnce.Do(func() {
 		first = true
 		close(c.closed)
 		c.sched.Stop()
-		for i := range c.shards {
-			s := &c.shards[i]
+		for s := range c.made() {
 			s.mu.Lock()
 			s.closed = true
 			// Drop every node; break the LRU ring so nothing is pinned
@@ -477,7 +577,7 @@ func (c *cache[K, V]) close() bool {
 			s.mu.Unlock()
 		}
 		if c.notify != nil {
-			c.notify.stop()
+			c.notify.stop(wait)
 		}
 	})
 	return first

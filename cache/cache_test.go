@@ -103,7 +103,8 @@ func TestShardCountAndLimitSplit(t *testing.T) {
 		want         int
 	}{
 		{"unbounded, 2 procs", 2, 0, 16},
-		{"unbounded, 8 procs", 8, 0, 64},
+		{"unbounded, 8 procs", 8, 0, 16},
+		{"unbounded, 64 procs", 64, 0, 128},
 		{"unbounded, 1000 procs caps", 1000, 0, 1024},
 		{"tiny limit gets one shard", 2, 10, 1},
 		{"limit 127 gets one shard", 2, 127, 1},
@@ -621,6 +622,9 @@ func TestHotPathsDoNotAllocate(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(1000, func() { c.Get(2) }); n != 0 {
 		t.Errorf("Get miss: %v allocs, want 0", n)
+	}
+	if n := testing.AllocsPerRun(1000, func() { c.Peek(1); c.Remaining(1); c.GetOrSet(1, 1) }); n != 0 {
+		t.Errorf("Peek, Remaining and GetOrSet hits: %v allocs, want 0", n)
 	}
 	// An overwrite boxes the new value, so that lock-free readers of the
 	// old one never see it change (see node).

@@ -1,113 +1,89 @@
-// Package cache is a concurrent, generic LRU cache whose entries expire
-// after a TTL, with the timing wheel of package timingwheel as its expiry
-// engine.
+// Package cache is a concurrent, generic cache whose entries expire after a
+// TTL, with an optional size limit (approximate LRU) and load-through with
+// single flight.
 //
 //	c, err := cache.New(cache.Options[string, *User]{TTL: time.Minute, Limit: 100_000})
-//	...
+//	if err != nil {
+//		return err
+//	}
 //	defer c.Close()
 //	u, err := c.Take(id, func() (*User, error) { return db.LoadUser(id) })
+//	c.Set(id, u)        // restarts the TTL
+//	u, ok := c.Get(id)  // ok is false once the TTL has passed
+//	c.Delete(id)
 //
-// # Model
+// In plain words:
 //
-// Keys are hashed once with a seeded hash/maphash hash, which picks both
-// the shard (from bits the table does not use) and the key's place in the
-// shard's index: about eight shards per processor, fewer for a small
-// Limit. Each shard has one sync.Mutex for writers, an open-addressing
-// index of its nodes (internal/table: a one-byte tag and a pointer per
-// slot, read without any lock), and a circular LRU list through its nodes
-// ordered by last write. A node is the entry: key, value, deadline, access
-// mark and LRU links live in one allocation; the timingwheel.Timer that
-// expires it lives in a small expiry object that the wheel links directly
-// (no second index), and that outlives its node when an eviction hands it
-// over to the node that replaces the victim.
+//   - Never stale. Get, Take, All and Range never return an entry whose TTL
+//     has passed, not even by one tick: they compare its deadline with the
+//     clock themselves. Each Set restarts the TTL; Touch does so without a
+//     new value.
+//   - Bounded. With a Limit, the cache never holds more than Limit entries:
+//     an insertion into a full cache first evicts one that has gone unread
+//     the longest (CLOCK, an approximation of LRU per shard).
+//   - Take loads a missing key once, however many goroutines ask for it at
+//     the same time; errors are returned to all of them and not cached.
+//   - Memory comes back. Expired entries are removed within one Resolution
+//     of their deadline; a deleted, evicted or overwritten value is
+//     released at once. Close stops the cache's goroutines; a cache dropped
+//     without Close is closed after garbage collection.
 //
-//	shard i:  Mutex | table: [tags|*node ×8] groups | LRU sentinel | limit | loads in flight
-//	                                    |
-//	node:     prev next | stamp | val | exp | key | value
-//	           \__ LRU    \__ *V: &value or a box
-//	expiry:   Timer{next prev when Value=*expiry} | n (*node, nil once retired)
-//	           \__ linked into a wheel slot
+// The options that matter ([Options]): TTL (required), Limit, Jitter to
+// spread the expiry of entries written together, Resolution (how soon
+// expired entries are reclaimed; default TTL/100), and OnEvict to hear
+// about every entry that leaves, with the reason. Besides Get and Set:
+// Peek (a read that is not a use), GetOrSet and SetIfAbsent, Remaining (the
+// time an entry has left), Clear, and the iterators All, Keys and Values.
 //
-//	stamp = deadline<<2 | dead<<1 | mark   (deadline in ns since New)
-//
-// A node keeps its key for life and is never reused for another key: a
-// lock-free reader that finds it by its key can trust the key, and reaches
-// the value through val, an atomic pointer. The first value of a V without
-// pointers is stored inline in the node and val points to it; an
-// overwrite, and every value of a V with pointers, is a separate box that
-// one atomic store of val replaces. Nothing a reader may be copying is ever
-// written again, so a reader racing a write gets the old value or the new
-// one, whole. A removed node's val is nil.
-//
-// One goroutine, the wheel's owner, reclaims expired entries; writers
-// queue work for it (batched per wheel shard, never waiting) only to arm a
-// new entry's timer, to arm an earlier deadline (also when an evicted
-// entry's timer goes to its replacement), or to cancel the timer of a
-// deleted entry, and always after releasing the shard lock. Reads never reach it, and take no lock.
+// Costs: a Get takes no lock, sends on no channel, allocates nothing and
+// reads the clock once when it finds an entry. A Set of an existing key
+// takes one shard lock; a new key also queues one timer for the expiry
+// engine. About 118 bytes per entry besides the key and value (uint64 keys
+// and values, a million entries). How it works is in doc/design.md.
 //
 // # Guarantees
 //
-//   - Never expired. Get, Take, All and Range compare the entry's deadline
-//     with the monotonic clock, read once per lookup that finds an entry
-//     (or per yielded entry), and never return an entry whose deadline is
-//     at or before that reading: the staleness bound is zero, not one
-//     tick. A reader racing a write of its key returns the value before or
-//     after it, never one past its deadline. An entry written
-//     at t with ttl d has deadline t+d exactly (times the jitter factor if
-//     Options.Jitter is set).
-//   - Never removed early. The expiry engine removes an entry only when,
-//     under the shard lock, the entry is still the key's current one and its
-//     current deadline has passed. A deadline pushed later by a write is
-//     only recorded in the node; when the timer fires early relative to
-//     it, the callback re-arms the timer for the remainder without using
-//     the channel.
+//   - Never expired. A lookup reads the monotonic clock once when it finds
+//     an entry (once per yielded entry for All and Range) and never returns
+//     an entry whose deadline is at or before that reading. A reader racing
+//     a write of its key returns the value before or after it, whole, never
+//     one past its deadline. An entry written at t with ttl d has deadline
+//     t+d exactly (times the jitter factor if Options.Jitter is set).
+//   - Never removed early. The expiry engine removes an entry only when it
+//     is still the key's current one and its current deadline has passed.
 //   - Reclaimed on time. An expired entry is removed, and its value
 //     released, at most one Options.Resolution after its deadline, plus the
-//     time the engine needs to work through entries due at the same tick
-//     (it serves writers between slices of them). Until then Len counts it,
-//     Get does not return it, and a write or eviction that meets it reports
-//     it as Expired. A deleted, evicted or overwritten value is released at
-//     once, even while the wheel or a reader still references the node (a
-//     V without pointers stays inline in its node, pinning nothing else).
+//     time the engine needs to work through entries due at the same tick.
+//     Until then Len counts it, Get does not return it, and a write or
+//     eviction that meets it reports it as Expired.
 //   - One key, one atomic unit. Insert, overwrite, delete, eviction and
-//     expiry of a key happen under its shard lock; wheel commands are sent
-//     after the unlock, and races between them are harmless by
-//     construction. The expiry callback is authoritative: it removes the
-//     node its expiry currently times only if that node's deadline has
-//     passed, and otherwise re-arms the timer for the remainder. The
-//     writer that sends a Schedule rechecks the expiry's current node and
-//     deadline once the send has returned and follows up with a Schedule
-//     for an earlier deadline recorded meanwhile, or a Cancel if the
-//     expiry was retired meanwhile, so the last command the wheel applies
-//     for a timer is never a stale one (the wheel's Schedule also moves
-//     timers later). A live node therefore always has its timer armed by
-//     its deadline or a command on its way, and a retired timer never
-//     stays armed. go-zero's lost timer, where Del cancels after unlocking
-//     and a racing Set keeps an entry that never expires, cannot happen
-//     (TestRacingWritesAllExpire, TestArmRaces).
-//   - Bounded. With a Limit, the total never exceeds Limit: the limit is
-//     split exactly across the shards (the first Limit mod n shards hold one
-//     more), and inserting a key into a full shard first evicts one entry of
-//     that shard. A shard may therefore evict while another has room, so
-//     a full cache holds slightly fewer than Limit entries (99.9% of 1M
-//     in the bench module's fill); a Limit under 128 uses a single shard.
+//     expiry of a key are serialized, and no interleaving of them leaves
+//     an entry that never expires (go-zero's lost timer, where Del races a
+//     Set, cannot happen: TestRacingWritesAllExpire, TestArmRaces).
+//   - Bounded. With a Limit, the total never exceeds Limit. The limit is
+//     split across shards, so a shard may evict while another has room: a
+//     full cache holds slightly fewer than Limit entries (99.9% of 1M in
+//     the bench module's fill). A Limit under 128 uses a single shard.
+//   - NaN keys are not stored. A key not equal to itself (a float NaN,
+//     or a struct, array or interface holding one) could never be found
+//     again, so writes of it are dropped and Take loads it without storing
+//     (see Cache); it never breaks a shard nor counts towards Limit.
+//   - Callbacks cannot break the cache. A panic in OnEvict is recovered and
+//     reported to Options.OnPanic; a runtime.Goexit in it does not stop
+//     the delivery of later events.
 //   - Callbacks without locks. OnEvict never runs under a cache lock nor on
-//     the wheel's goroutine; see Options.OnEvict for which goroutine runs it.
+//     the expiry engine's goroutine; see Options.OnEvict for which goroutine
+//     runs it.
 //
-// # Eviction: CLOCK within a shard
+// # Eviction
 //
-// A shard's list is ordered by last write (Set, or a load's store): the
-// head is the most recent. Get and a Take hit set the entry's access mark
-// with one atomic OR, only if it is not set, without any lock, so readers
-// never serialize on a list update and a hot entry's line is written once
-// per write or second chance, not per read. To make room, the shard
-// looks at the tail: an expired entry goes (reason Expired); an entry
-// with its mark set loses the mark and moves to the head (its second
-// chance); the first entry without a mark goes (reason Evicted). Each
-// mark cleared was paid for by a read, so the loop is amortized O(1). The
-// result approximates LRU per shard: an entry is evicted only after it has
-// gone unread for a full pass of the shard's list. Across shards the order
-// is only statistically LRU.
+// Each shard keeps its entries in order of last write. Get and a Take hit
+// mark an entry as read. To make room, the shard looks at its oldest
+// entry: an expired one goes (reason Expired); a marked one loses its mark
+// and counts as new again (its second chance); the first unmarked one goes
+// (reason Evicted). An entry is therefore evicted only after it has gone
+// unread for a full pass over its shard, and reads never take a lock to
+// update the order. Across shards the order is only statistically LRU.
 //
 // # Take
 //
@@ -120,51 +96,38 @@
 //
 // # Lifetime
 //
-// Close stops the wheel and the event goroutine and waits for them. A
-// Cache dropped without Close is closed by a runtime.AddCleanup cleanup
-// once it is unreachable (the goroutines reference only its inner state),
-// unless an OnEvict closure keeps the Cache itself reachable. Inside a
-// testing/synctest bubble there is no such cleanup (it would run outside
-// the bubble); the bubble reports a cache left open when its test ends.
-//
-// # Memory per entry
-//
-// One node (16 bytes of LRU links, 8 of stamp, 8 of value pointer, 8 of
-// expiry pointer, plus the key and the inline value, rounded up to a size
-// class), one expiry (the Timer's 32 bytes and a node pointer: the 48-byte
-// class) and one table slot (9 bytes, divided by the table's load, which
-// is between 7/16 and 7/8, so 10 to 21 bytes per entry). For uint64 keys
-// and values the node is the 64-byte class, and 1M entries hold about 118
-// bytes each without the 16 bytes of payload (bench module,
-// BenchmarkCacheBytesPerEntry). A V with pointers adds a box of its own
-// size per entry. An overwrite allocates one box; an insertion allocates
-// one node, plus an expiry unless it evicts (an evicted node is not reused,
-// since readers may still hold it, but its expiry is). The tables shrink
-// as entries expire or are deleted (to at most 8 slots per entry), so
-// memory follows the population down as well as up.
+// Close stops the expiry engine and the event goroutine and waits for
+// them. A Cache dropped without Close is closed by a runtime.AddCleanup
+// cleanup once it is unreachable, unless an OnEvict closure keeps the
+// Cache itself reachable. Inside a testing/synctest bubble there is no
+// such cleanup (it would run outside the bubble); the bubble reports a
+// cache left open when its test ends.
 //
 // # Costs
 //
-// Get: one maphash of the key, one table probe (a tag word and the
-// matching nodes), one monotonic clock read when an entry is found (about
-// 20-30ns on a virtualized clock source; Get is exact instead of trusting
-// a coarse clock that a stalled goroutine could leave behind), at most one
-// atomic OR, and one atomic add on the caller's counter stripe (striped by
-// the goroutine's stack address, so concurrent readers rarely share one).
-// No lock, no channel, no allocation.
-// Set of an existing key: Lock, table probe, one value box, list move,
-// Unlock; a wheel command only when the new deadline is earlier. Set of a
-// new key: one node (and expiry) and one Schedule; into a full shard,
-// the victim's removal, and its expiry handed to the new node (no Schedule
-// at all unless the new deadline is earlier than the victim's). Touch:
-// Lock, table probe, one atomic store, Unlock; no wheel command unless
-// jitter made the deadline earlier. Delete: one Cancel. A wheel command is
-// an append to a list under one of the wheel's shard locks; it wakes the
-// wheel's goroutine only when it cannot wait for that goroutine's next
-// wake-up (see the timingwheel package), so under load the wheel wakes
-// about once per Resolution. Hit and miss counters take 32 stripes of
-// 128 bytes at GOMAXPROCS=2, 16 per processor up to 512 stripes (64 KiB
-// per cache). A table that grows or shrinks is
-// rebuilt under the shard lock in O(slots), while readers go on in the
-// old array.
+// Get: one hash of the key, one lookup in the shard's index, one monotonic
+// clock read when an entry is found (20-30ns on a virtualized clock
+// source: the price of never returning a stale entry), at most one atomic
+// OR for the read mark, and one atomic add on a striped hit counter. No
+// lock, no channel, no allocation.
+//
+// Set of an existing key: one shard lock and one value allocation; the
+// expiry engine hears of it only when the new deadline is earlier. Set of
+// a new key: one new entry and one queued timer; into a
+// full shard, the victim's removal and, unless the new deadline is
+// earlier, no timer work at all. Touch: one shard lock, no allocation.
+// Delete: one queued cancellation. Queued timer work wakes the engine's
+// goroutine only when it cannot wait for its next wake-up, so under load
+// the engine wakes about once per Resolution.
+//
+// Memory per entry: about 118 bytes besides the 16 bytes of key and value,
+// for uint64 keys and values at a million entries (bench module,
+// BenchmarkCacheBytesPerEntry), plus a box of V's size when V holds
+// pointers. The index shrinks as entries expire
+// or are deleted, so memory follows the population down as well as up.
+// An empty cache takes about 13 KiB at GOMAXPROCS=64 (most of it its
+// wheel): shards are made when a key first reaches them (two per
+// processor, fewer for a small Limit), and the hit and miss counters start
+// with four stripes of 128 bytes and grow only when concurrent readers
+// collide, up to 16 per processor (TestSmallCachesStaySmall).
 package cache

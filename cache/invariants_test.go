@@ -22,9 +22,15 @@ func checkInvariants[K comparable, V any](t testing.TB, c *Cache[K, V], limit in
 	total, limits := 0, 0
 	now := in.now()
 	for i := range in.shards {
-		s := &in.shards[i]
+		limits += in.shardLimit(i)
+		s := in.shards[i].Load()
+		if s == nil {
+			continue // not made yet: no entry ever reached it
+		}
 		s.mu.Lock()
-		limits += s.limit
+		if s.limit != in.shardLimit(i) {
+			t.Errorf("shard %d: limit %d, want %d", i, s.limit, in.shardLimit(i))
+		}
 		if s.closed {
 			if s.tab.Len() != 0 || s.lru.next != &s.lru {
 				t.Errorf("shard %d: closed but holds %d table entries", i, s.tab.Len())
@@ -66,7 +72,7 @@ func checkInvariants[K comparable, V any](t testing.TB, c *Cache[K, V], limit in
 			if got := in.shardAt(h); got != s {
 				t.Errorf("node %v: in shard %d, but hashes elsewhere", e.key, i)
 			}
-			if quiet && e.deadline()+int64(in.res) <= now {
+			if quiet && e.deadline() <= now-int64(in.res) {
 				t.Errorf("shard %d: node %v: deadline %v, overdue at %v by more than resolution %v",
 					i, e.key, time.Duration(e.deadline()), time.Duration(now), in.res)
 			}

@@ -25,7 +25,11 @@ const (
 	// minResolution and maxResolution bound the default wheel interval.
 	minResolution = 10 * time.Millisecond
 	maxResolution = time.Second
-	// maxTTL caps TTLs so that deadline<<1 never overflows: about 36 years.
+	// maxWheelInterval is the largest interval timingwheel accepts; a
+	// larger Resolution saturates to it.
+	maxWheelInterval = time.Duration(1 << 62)
+	// maxTTL caps TTLs, after jitter, so that a deadline shifted into a
+	// node's stamp (deadline<<stampShift) never overflows: about 36 years.
 	maxTTL = time.Duration(1 << 60)
 )
 
@@ -34,7 +38,9 @@ const (
 type Options[K comparable, V any] struct {
 	// TTL is the time to live of entries written by Set and Take: an entry
 	// is never returned after TTL (times the jitter factor, see Jitter) has
-	// passed since it was last written. It must be positive.
+	// passed since it was last written. It must be positive. Every TTL,
+	// this one or a per-call ttl, is capped at about 36 years after jitter,
+	// so math.MaxInt64 means "until evicted or deleted".
 	TTL time.Duration
 
 	// Limit is the maximum number of entries. When an insertion would
@@ -55,7 +61,8 @@ type Options[K comparable, V any] struct {
 	// the time to work through entries due at the same tick) after its
 	// deadline. It does not affect correctness: Get checks the deadline
 	// itself. 0 means TTL/100 clamped to [10ms, 1s]; otherwise it must be
-	// at least 1ms.
+	// at least 1ms, and values above about 146 years (the wheel's largest
+	// interval) count as 146 years.
 	Resolution time.Duration
 
 	// Name identifies the cache in panic reports of its expiry engine and in
@@ -71,10 +78,21 @@ type Options[K comparable, V any] struct {
 	// delivered, in expiry order, by one goroutine the cache owns, so a slow
 	// OnEvict never stalls expiry; Close delivers those still queued before
 	// it returns. OnEvict may therefore run concurrently with itself and
-	// must be safe for concurrent use. It must not call Close. A panic in
-	// OnEvict propagates: to the caller for call-driven events, and out of
-	// the delivery goroutine (ending the program) for Expired ones.
+	// must be safe for concurrent use. It must not call Close.
+	//
+	// A panic in OnEvict is recovered and reported to OnPanic, as the timing
+	// wheel does for its callbacks: the call that caused the event returns
+	// normally, and the delivery of Expired events goes on. A
+	// runtime.Goexit in OnEvict (t.FailNow in a test) is reported to
+	// OnPanic as ErrGoexit and ends the goroutine that ran it: the
+	// caller's for call-driven events; for Expired ones, a new delivery
+	// goroutine takes over, so later events are still delivered.
 	OnEvict func(Event[K, V])
+
+	// OnPanic receives the panics recovered from OnEvict, on the goroutine
+	// that ran OnEvict, and must not panic itself. nil means the default:
+	// log the panic and its stack with log/slog at error level.
+	OnPanic func(Panic[K, V])
 }
 
 // validate checks o and fills in defaults.
@@ -92,6 +110,7 @@ func (o *Options[K, V]) validate() error {
 	if o.Resolution == 0 {
 		o.Resolution = min(max(o.TTL/100, minResolution), maxResolution)
 	}
+	o.Resolution = min(o.Resolution, maxWheelInterval)
 	return nil
 }
 

@@ -168,8 +168,7 @@ func TestIndexShrinksAfterMassExpiry(t *testing.T) {
 		c := newCache(t, Options[int, int]{TTL: time.Second, Resolution: res})
 		slots := func() int {
 			total := 0
-			for i := range c.c.shards {
-				s := &c.c.shards[i]
+			for s := range c.c.made() {
 				s.mu.Lock()
 				total += s.tab.Slots()
 				s.mu.Unlock()

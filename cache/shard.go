@@ -63,12 +63,14 @@ type node[K comparable, V any] struct {
 //
 // Ownership. timer's links and deadline belong to the wheel's owner
 // goroutine; timer.Value (the back pointer) is written once before the
-// first Schedule. n is written with the shard lock held, atomically,
+// first Schedule, and so is s: the expiry callback finds the shard there,
+// never by hashing a key again. n is written with the shard lock held, atomically,
 // because the expiry callback and arm load it without the lock; it is nil
 // once the expiry is retired (its node deleted or expired).
 type expiry[K comparable, V any] struct {
 	timer timingwheel.Timer[*expiry[K, V]]
 	n     atomic.Pointer[node[K, V]]
+	s     *shard[K, V] // the shard of every node it times; set once
 }
 
 const (
@@ -123,16 +125,17 @@ type shard[K comparable, V any] struct {
 	tab table.Table[K, node[K, V]]
 
 	// Guarded by mu.
-	lru    node[K, V] // sentinel: lru.next is the most recently written
-	limit  int        // 0 = unbounded
-	inline bool       // V has no pointers: first values go inline
-	calls  map[K]*call[V]
+	lru    node[K, V]     // sentinel: lru.next is the most recently written
+	limit  int            // 0 = unbounded
+	inline bool           // V has no pointers: first values go inline
+	calls  map[K]*call[V] // loads in flight; nil when none since a burst
+	peak   int            // most loads in flight since calls was made
 	closed bool
 
 	loads, loadErrors                   uint64
 	expired, evicted, deleted, replaced uint64
 
-	_ [64]byte // keep the next shard's lock off this shard's last line
+	_ [64]byte // keep the next allocation off this shard's last line
 }
 
 func (s *shard[K, V]) init(limit int, inline bool, seed maphash.Seed) {
@@ -146,7 +149,7 @@ func (s *shard[K, V]) init(limit int, inline bool, seed maphash.Seed) {
 // the given deadline, timed by e (a new expiry if e is nil).
 func (s *shard[K, V]) newNodeLocked(key K, value V, deadline int64, e *expiry[K, V]) *node[K, V] {
 	if e == nil {
-		e = new(expiry[K, V])
+		e = &expiry[K, V]{s: s}
 		e.timer.Value = e
 	}
 	n := &node[K, V]{key: key, exp: e}
@@ -238,26 +241,36 @@ func (s *shard[K, V]) count(reason Reason) {
 // victimLocked picks the entry to evict from a full shard, CLOCK style:
 // starting at the LRU tail, an unexpired entry read since it was written
 // (or last spared) loses its mark and moves to the head; the first entry
-// without a mark, or already expired, is the victim. Each entry is spared
-// at most once per call, so the loop ends within len+1 steps; the marks it
-// clears were each paid for by a read. The shard must not be empty.
+// without a mark, or already expired, is the victim. The shard must not be
+// empty.
 //
-// A reader may set a mark concurrently; clearing it with And rather than
-// a store loses nothing but that read's mark, never a deadline bit.
+// Readers set marks without the lock, so they can re-mark entries behind
+// the scan; the scan therefore makes at most one pass: after sparing as
+// many entries as the shard holds, it evicts the tail, whatever its mark.
+// Each mark cleared was paid for by a read, so the scan is amortized O(1)
+// and never longer than the shard. Clearing a mark with And rather than a
+// store loses nothing but a concurrent read's mark, never a deadline bit.
 func (s *shard[K, V]) victimLocked(now int64) (*node[K, V], Reason) {
-	for {
+	for spared := 0; ; spared++ {
 		n := s.lru.prev
 		st := n.stamp.Load()
 		if st>>stampShift <= now {
 			return n, Expired
 		}
-		if st&markBit == 0 {
+		if st&markBit == 0 || spared >= s.tab.Len() {
 			return n, Evicted
 		}
 		n.stamp.And(^int64(markBit))
 		s.moveToFrontLocked(n)
+		if afterSpare != nil {
+			afterSpare()
+		}
 	}
 }
+
+// afterSpare, when set by a test, runs after each entry the victim scan
+// spares, with the shard lock held.
+var afterSpare func()
 
 // pending is the work a locked mutation leaves for after the unlock: at
 // most one timer to arm, one to cancel and one event to deliver.
@@ -351,6 +364,38 @@ func (s *shard[K, V]) deleteLocked(key K, h uint64, now int64, p *pending[K, V])
 	return true
 }
 
+// clearLocked removes every entry of the shard, as deleteLocked does for
+// one, and marks every load in flight as overtaken. It appends the events
+// to report (only with report set) and the retired expiries, whose timers
+// the caller cancels after the unlock.
+func (s *shard[K, V]) clearLocked(now int64, report bool, events []Event[K, V], retired []*expiry[K, V]) ([]Event[K, V], []*expiry[K, V]) {
+	for n := s.lru.next; n != &s.lru; {
+		next := n.next
+		reason := Deleted
+		if n.deadline() <= now {
+			reason = Expired
+		}
+		if report {
+			events = append(events, Event[K, V]{Key: n.key, Value: *n.val.Load(), Reason: reason})
+		}
+		n.prev, n.next = nil, nil // every node goes: no neighbour to relink
+		n.killLocked()
+		e := n.exp
+		n.exp = nil
+		e.n.Store(nil)
+		retired = append(retired, e)
+		s.count(reason)
+		n = next
+	}
+	s.lru.next, s.lru.prev = &s.lru, &s.lru
+	s.tab.Clear()
+	for _, cl := range s.calls {
+		cl.stale = true
+	}
+	s.calls, s.peak = nil, 0
+	return events, retired
+}
+
 // staleLoadLocked marks a load in flight for key, if any, as overtaken by
 // a write: its result is still handed to its callers but not stored, and
 // a later Take of key starts a new load instead of joining it.
@@ -360,6 +405,25 @@ func (s *shard[K, V]) staleLoadLocked(key K) {
 	}
 	if c := s.calls[key]; c != nil {
 		c.stale = true
-		delete(s.calls, key)
+		s.endCallLocked(key)
+	}
+}
+
+// startCallLocked records cl as the load in flight for key.
+func (s *shard[K, V]) startCallLocked(key K, cl *call[V]) {
+	if s.calls == nil {
+		s.calls = make(map[K]*call[V])
+	}
+	s.calls[key] = cl
+	s.peak = max(s.peak, len(s.calls))
+}
+
+// endCallLocked forgets the load in flight for key. A map never shrinks,
+// so once a burst of loads (more than fit in a map's first group) is over,
+// the map is dropped; a few loads at a time keep reusing it.
+func (s *shard[K, V]) endCallLocked(key K) {
+	delete(s.calls, key)
+	if len(s.calls) == 0 && s.peak > 8 {
+		s.calls, s.peak = nil, 0
 	}
 }

@@ -79,13 +79,24 @@ func (c *Cache[K, V]) TakeCtxWithExpire(ctx context.Context, key K, ttl time.Dur
 func (c *cache[K, V]) take(ctx context.Context, key K, ttl time.Duration, fetch func(context.Context) (V, error)) (V, error) {
 	h := c.hash(key)
 	// Fast path: a live entry, without the lock.
-	if v, ok := c.lookup(key, h); ok {
+	if v, _, ok := c.lookup(key, h, true); ok {
 		c.reads.hit()
 		return v, nil
 	}
 
-	s := c.shardAt(h)
+	s := c.shardFor(h)
 	var zero V
+	if c.unstorable(key) {
+		// No later Take could find this load, nor the entry it would
+		// store: load for this caller alone, store nothing.
+		select {
+		case <-c.closed:
+			return zero, ErrClosed
+		default:
+		}
+		c.reads.miss()
+		return c.load(ctx, s, key, h, ttl, &call[V]{done: make(chan struct{}), stale: true}, fetch)
+	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -108,11 +119,8 @@ func (c *cache[K, V]) take(ctx context.Context, key K, ttl time.Duration, fetch 
 			return zero, ctx.Err()
 		}
 	}
-	if s.calls == nil {
-		s.calls = make(map[K]*call[V])
-	}
 	cl := &call[V]{done: make(chan struct{})}
-	s.calls[key] = cl
+	s.startCallLocked(key, cl)
 	s.mu.Unlock()
 	return c.load(ctx, s, key, h, ttl, cl, fetch)
 }
@@ -159,7 +167,7 @@ func (c *cache[K, V]) complete(s *shard[K, V], key K, h uint64, ttl time.Duratio
 	}
 	s.mu.Lock()
 	if !cl.stale {
-		delete(s.calls, key)
+		s.endCallLocked(key)
 	}
 	s.loads++
 	if err != nil {

@@ -271,3 +271,33 @@ func TestTakeOvertakenByWriteIsNotStored(t *testing.T) {
 		})
 	}
 }
+
+// TestLoadsInFlightMapShrinks: the map of loads in flight of a shard
+// (Take's single flight) kept the size of its largest burst forever, since
+// Go maps never shrink. It is dropped once a burst is over.
+func TestLoadsInFlightMapShrinks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := newCache(t, Options[int, int]{TTL: time.Minute, Limit: 100}) // one shard
+		release := make(chan struct{})
+		var wg sync.WaitGroup
+		for k := range 1000 {
+			wg.Go(func() {
+				c.Take(k, func() (int, error) { <-release; return k, nil })
+			})
+		}
+		synctest.Wait()
+		s := c.c.shards[0].Load()
+		s.mu.Lock()
+		if n := len(s.calls); n != 1000 {
+			t.Fatalf("%d loads in flight, want 1000", n)
+		}
+		s.mu.Unlock()
+		close(release)
+		wg.Wait()
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.calls != nil {
+			t.Errorf("after a burst of 1000 loads, the shard keeps a map of %d loads in flight (its storage sized for 1000); want it dropped", len(s.calls))
+		}
+	})
+}

@@ -2,6 +2,8 @@ package collection
 
 import (
 	"errors"
+	"math"
+	"strconv"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -119,4 +121,32 @@ func TestCacheCloseTwice(t *testing.T) {
 	if _, err := c.Take("k", func() (any, error) { return 1, nil }); !errors.Is(err, cache.ErrClosed) {
 		t.Errorf("Take after Close: got %v, want cache.ErrClosed", err)
 	}
+}
+
+// TestCacheMaxInt64Expire: NewCache(math.MaxInt64), a common "forever",
+// always applies go-zero's 5% jitter; the jittered TTL overflowed and about
+// half the Sets were dropped at once.
+func TestCacheMaxInt64Expire(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, err := NewCache(math.MaxInt64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		const n = 200
+		for i := range n {
+			c.Set(strconv.Itoa(i), i)
+			c.SetWithExpire("e"+strconv.Itoa(i), i, math.MaxInt64)
+		}
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		if got := c.Len(); got != 2*n {
+			t.Errorf("Len() = %d an hour later, want %d", got, 2*n)
+		}
+		for i := range n {
+			if v, ok := c.Get(strconv.Itoa(i)); !ok || v != i {
+				t.Fatalf("Get(%q) = %v, %v; want %d, true", strconv.Itoa(i), v, ok, i)
+			}
+		}
+	})
 }

@@ -29,7 +29,10 @@ type (
 	// fake one in tests, say) can be passed to NewTimingWheelWithTicker
 	// unchanged.
 	Ticker interface {
+		// Chan returns the channel the ticks arrive on; each value
+		// received advances the wheel by one interval.
 		Chan() <-chan time.Time
+		// Stop stops the ticks; the wheel's Stop calls it.
 		Stop()
 	}
 

@@ -129,6 +129,8 @@ func TestTimingWheelArguments(t *testing.T) {
 		{"zero slots", errOf(NewTimingWheel(time.Second, 0, func(k, v any) {}))},
 		{"nil execute", errOf(NewTimingWheel(time.Second, 4, nil))},
 		{"nil ticker", errOf(NewTimingWheelWithTicker(time.Second, 4, func(k, v any) {}, nil))},
+		// Issue 12 item 11: a nil channel silently meant the real clock.
+		{"ticker with a nil channel", errOf(NewTimingWheelWithTicker(time.Second, 4, func(k, v any) {}, &fakeTicker{}))},
 	} {
 		if !errors.Is(c.err, ErrArgument) {
 			t.Errorf("%s: got %v, want ErrArgument", c.name, c.err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"log/slog"
+	"math"
 	"net"
 	"strings"
 	"testing"
@@ -32,7 +33,14 @@ func TestConfigValidate(t *testing.T) {
 		{"default resolution under tiny timeout", Config{IdleTimeout: 500 * time.Microsecond}, "", 500 * time.Microsecond},
 		{"shortest timeout sets the default", Config{IdleTimeout: time.Minute, WriteTimeout: 160 * time.Millisecond}, "", 10 * time.Millisecond},
 		{"longest timeout raises the default", Config{IdleTimeout: time.Hour, WriteTimeout: 160 * time.Millisecond}, "", time.Duration((int64(time.Hour) + maxRatio - 1) / maxRatio)},
-		{"timeouts too far apart", Config{IdleTimeout: time.Hour, WriteTimeout: time.Millisecond}, "exceeds the shortest timeout", 0},
+		{"timeouts too far apart", Config{IdleTimeout: time.Hour, WriteTimeout: time.Millisecond}, "too far apart", 0},
+		{"explicit resolution under timeouts too far apart", Config{IdleTimeout: time.Hour, WriteTimeout: time.Millisecond, Resolution: time.Millisecond}, "too fine", 0},
+		{"MaxInt64 timeout", Config{IdleTimeout: math.MaxInt64}, "", maxAnyResolution},
+		{"MaxInt64 read and write timeouts", Config{ReadTimeout: math.MaxInt64, WriteTimeout: math.MaxInt64 - 1}, "", maxAnyResolution},
+		{"near-max timeout", Config{IdleTimeout: math.MaxInt64 - 1000}, "", maxAnyResolution},
+		{"MaxInt64 timeout and resolution", Config{IdleTimeout: math.MaxInt64, Resolution: math.MaxInt64}, "Resolution 2562047h47m16.854775807s, want at most", 0},
+		{"MaxInt64 beside a short timeout", Config{IdleTimeout: math.MaxInt64, ReadTimeout: time.Second}, "too far apart", 0},
+		{"MaxInt64 resolution alone", Config{Resolution: math.MaxInt64}, "", 0},
 		{"explicit resolution kept", Config{IdleTimeout: time.Minute, Resolution: 50 * time.Millisecond}, "", 50 * time.Millisecond},
 	}
 	for _, tc := range cases {

@@ -3,6 +3,7 @@ package idletimeout
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -13,7 +14,8 @@ var ErrInvalidConfig = errors.New("idletimeout: invalid config")
 // Config says when a connection counts as idle and what happens then. Every
 // timeout is measured from the last Read or Write that moved at least one
 // byte (or from the wrap, or the last Touch or Resume); a zero timeout is
-// disabled, a negative one is an error. A Config whose timeouts are all
+// disabled, a negative one is an error. Any positive timeout works, up to
+// math.MaxInt64 (about 292 years: practically never). A Config whose timeouts are all
 // zero is valid: connections are wrapped and counted but never reaped.
 //
 // The zero Config disables everything. A Config is copied by NewListener
@@ -28,25 +30,32 @@ type Config struct {
 	ReadTimeout time.Duration
 
 	// WriteTimeout reaps a connection after no Write moved a byte for this
-	// long, whatever it reads: Netty's writer-idle. It does not bound a
-	// single Write that blocks because the peer stops reading (such a Write
-	// refreshes only when it returns); use SetWriteDeadline, which is passed
-	// straight through, for that.
+	// long, whatever it reads: Netty's writer-idle. It also bounds a Write
+	// blocked because the peer stopped reading: the connection is reaped
+	// WriteTimeout after the Write last made progress (see Conn.Write), and
+	// the Write fails with an *IdleError.
 	WriteTimeout time.Duration
 
 	// Resolution is how coarse the activity clock is and the interval of the
 	// timing wheel. A connection is never reaped before its timeout has
-	// elapsed, and an idle one is reaped at most 2 × Resolution after it
-	// (plus scheduling delay). Zero picks the shortest enabled timeout / 16,
+	// elapsed, and an idle one is reaped at most 2 × Resolution after it,
+	// plus scheduling delay (see the package documentation for what that
+	// was measured to be). Zero picks the shortest enabled timeout / 16,
 	// clamped to [1ms, 1s] and to at most that timeout, and raised if needed
-	// so that the longest timeout spans at most 65536 resolutions. An
-	// explicit Resolution must meet both limits.
+	// so that the longest timeout spans at most 65536 resolutions (timeouts
+	// over about 18 hours get a Resolution over 1s). An explicit Resolution
+	// must meet both limits.
 	Resolution time.Duration
 
 	// OnIdle, if not nil, is called when a timeout expires, and its result
 	// decides the connection's fate: Close (also the zero Action) closes
 	// it, Keep leaves it open and calls OnIdle again after every further
-	// timeout of idleness, like Netty's IdleStateHandler. It runs on a new
+	// timeout of idleness, like Netty's IdleStateHandler. Close is called
+	// off if the connection was active while OnIdle ran (a Read or Write
+	// moved a byte, or Touch, Pause, Resume or Release was called, by
+	// OnIdle itself too): the timeouts then run from that activity. To
+	// close regardless, for instance after writing a farewell, call
+	// Event.Conn.Close in OnIdle. It runs on a new
 	// goroutine, never on the wheel's, so it may block and may call any
 	// method of the Conn or Listener except Listener.Close. A panic in it is
 	// recovered, logged with log/slog, counted in Stats.Panics, and the
@@ -56,9 +65,14 @@ type Config struct {
 
 // Resolution bounds and ring limits.
 const (
-	minResolution = time.Millisecond
-	maxResolution = time.Second
-	maxRatio      = 1 << 16 // timeout / Resolution
+	minResolution = time.Millisecond // of the default
+	maxResolution = time.Second      // of the default, unless the ring needs more
+	maxRatio      = 1 << 16          // timeout / Resolution
+
+	// maxAnyResolution is the default Resolution for the longest timeout,
+	// math.MaxInt64 (about 39h): the most any Config gets, which keeps the
+	// wheel's tick arithmetic far from overflowing.
+	maxAnyResolution = time.Duration(1 << 47)
 )
 
 // settings is a validated Config in the form the hot and owner paths use.
@@ -102,16 +116,44 @@ func (c Config) validate() (*settings, error) {
 	if s.res == 0 {
 		s.res = min(max(time.Duration(s.minT/16), minResolution), maxResolution)
 		s.res = min(s.res, time.Duration(s.minT))
-		s.res = max(s.res, time.Duration((s.maxT+maxRatio-1)/maxRatio))
+		s.res = max(s.res, time.Duration(ceilDiv(s.maxT, maxRatio)))
+	}
+	if c.Resolution == 0 && int64(s.res) > s.minT {
+		return nil, fmt.Errorf("%w: timeouts %v and %v too far apart (the longest may be at most %d times the shortest)",
+			ErrInvalidConfig, time.Duration(s.minT), time.Duration(s.maxT), maxRatio)
 	}
 	if int64(s.res) > s.minT {
 		return nil, fmt.Errorf("%w: Resolution %v exceeds the shortest timeout %v", ErrInvalidConfig, s.res, time.Duration(s.minT))
+	}
+	if s.res > maxAnyResolution {
+		return nil, fmt.Errorf("%w: Resolution %v, want at most %v", ErrInvalidConfig, s.res, maxAnyResolution)
 	}
 	if s.maxT/int64(s.res) > maxRatio {
 		return nil, fmt.Errorf("%w: Resolution %v too fine for timeout %v (at most %d resolutions per timeout)",
 			ErrInvalidConfig, s.res, time.Duration(s.maxT), maxRatio)
 	}
 	return s, nil
+}
+
+// ceilDiv returns a / b rounded up, for a, b > 0, without overflow.
+func ceilDiv(a, b int64) int64 { return (a-1)/b + 1 }
+
+// addSat returns a + b, or math.MaxInt64 (never) where that overflows, for
+// b >= 0.
+func addSat(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}
+
+// mulSat returns a × b, or math.MaxInt64 where that overflows, for
+// a, b >= 0.
+func mulSat(a, b int64) int64 {
+	if b != 0 && a > math.MaxInt64/b {
+		return math.MaxInt64
+	}
+	return a * b
 }
 
 // Reason says which timeout expired.

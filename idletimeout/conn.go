@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
-	"os"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -19,7 +19,8 @@ import (
 var ErrIdle = errors.New("idletimeout: connection closed after idle timeout")
 
 // IdleError is the error of an I/O call on a Conn that was closed for
-// idleness. It wraps ErrIdle and implements net.Error with Timeout true.
+// idleness. It wraps both ErrIdle and the wrapped connection's error, and
+// implements net.Error with Timeout true.
 type IdleError struct {
 	Op     string // "read", "write", ...
 	Reason Reason // the timeout that expired
@@ -31,8 +32,14 @@ func (e *IdleError) Error() string {
 	return fmt.Sprintf("idletimeout: %s: connection closed after %s timeout", e.Op, e.Reason)
 }
 
-// Unwrap returns ErrIdle.
-func (e *IdleError) Unwrap() error { return ErrIdle }
+// Unwrap returns ErrIdle and Err (when not nil), so errors.Is and
+// errors.As see both.
+func (e *IdleError) Unwrap() []error {
+	if e.Err == nil {
+		return []error{ErrIdle}
+	}
+	return []error{ErrIdle, e.Err}
+}
 
 // Timeout reports true: the connection was closed because a timeout expired.
 func (e *IdleError) Timeout() bool { return true }
@@ -42,16 +49,21 @@ func (e *IdleError) Temporary() bool { return true }
 
 var _ net.Error = (*IdleError)(nil)
 
-// Conn states.
+// Conn states. Pause is a state, not a flag beside it, so that a reap
+// (tracked to closed) and a Pause (tracked to paused) cannot both win.
 const (
 	stateTracked  uint32 = iota + 1 // reaped when idle
+	statePaused                     // tracked, never reaped: Pause
 	stateClosed                     // Close was called, or reaped
 	stateReleased                   // Release was called (e.g. hijacked)
 )
 
-// transferChunk is how many bytes ReadFrom and WriteTo move per call of the
-// wrapped connection's zero-copy path; the stamps are refreshed after each.
-const transferChunk = 256 << 10
+// transferChunk is the most bytes ReadFrom and WriteTo move per call of the
+// wrapped connection's zero-copy path (sendfile, splice), with the stamps
+// refreshed after each, and the size above which a Write on a socket
+// reports its progress (see Write). A peer that takes at least this much
+// per timeout is therefore never idle.
+const transferChunk = 64 << 10
 
 // Conn is a net.Conn whose idleness is tracked. It comes from a Listener's
 // Accept or Wrap, or from the package-level Wrap.
@@ -62,10 +74,11 @@ const transferChunk = 256 << 10
 // SetDeadline, SetReadDeadline and SetWriteDeadline are never used for idle
 // tracking and keep their usual meaning. Conn implements io.ReaderFrom, so
 // that copying a file to a TCP connection keeps sendfile (refreshing the
-// stamp every 256 KiB), and io.WriterTo; CloseRead, CloseWrite and
-// SyscallConn reach the wrapped
-// connection's methods and return an error wrapping errors.ErrUnsupported
-// when it has none.
+// stamp every 64 KiB), and io.WriterTo; CloseRead and CloseWrite reach the
+// wrapped connection's methods and return an error wrapping
+// errors.ErrUnsupported when it has none. SyscallConn gives a raw
+// connection that keeps the stamps fresh and hides the file descriptor
+// from the runtime's zero-copy paths, so no copy bypasses idle tracking.
 //
 // A Conn is safe for concurrent use like any net.Conn.
 type Conn struct {
@@ -74,7 +87,6 @@ type Conn struct {
 	cfg   *settings
 
 	rstamp, wstamp atomic.Int64 // activity clock values of the last Read / Write
-	paused         atomic.Bool
 	state          atomic.Uint32
 	reaped         atomic.Uint32 // Reason the Conn was closed for, or 0
 
@@ -126,9 +138,19 @@ func (c *Conn) Read(b []byte) (int, error) {
 }
 
 // Write writes to the wrapped connection; when it returns n > 0 the
-// connection counts as written to now. After the Conn was closed for
-// idleness it returns an *IdleError.
+// connection counts as written to now. A Write of more than 64 KiB on a
+// TCP or Unix socket (on Unix systems) also counts each time the kernel
+// accepts a part of it, so a peer reading slowly but steadily keeps a long
+// Write alive, while one that stops reading does not (the Write then
+// fails with an *IdleError once the connection is reaped). On other
+// connections a Write counts when it returns. After the Conn was closed
+// for idleness it returns an *IdleError.
 func (c *Conn) Write(b []byte) (int, error) {
+	if len(b) > transferChunk {
+		if n, ok, err := c.writeProgress(b); ok {
+			return n, c.mapErr("write", err)
+		}
+	}
 	n, err := c.inner.Write(b)
 	if n > 0 {
 		c.stamp(&c.wstamp)
@@ -151,24 +173,50 @@ func (c *Conn) mapErr(op string, err error) error {
 // wrapped connection, returning its error. Calling Close again calls the
 // wrapped connection's Close again.
 func (c *Conn) Close() error {
-	c.leave(stateClosed, 0)
+	if c.leaveTo(stateClosed) {
+		c.left(stateClosed, 0)
+	}
 	return c.inner.Close()
 }
 
-// reap closes c for idleness: later and pending I/O fails with ErrIdle.
-func (c *Conn) reap(r Reason) {
-	c.reaped.CompareAndSwap(0, uint32(r))
-	if c.leave(stateClosed, r) {
-		c.inner.Close()
+// reap closes c for the idleness the owner found in v, unless c changed
+// since: a Read or Write stamped, or a Touch, Pause, Resume, Close or
+// Release came. Then c stays open, and its timer, still armed, looks again
+// from the new state. It reports whether it closed c.
+//
+// The stamps are compared before the state's compare-and-swap, which also
+// fails if c was paused or left tracking meanwhile; only activity in the
+// few instructions from that comparison to the close escapes it, as it
+// would escape any reaper that closes at some instant.
+func (c *Conn) reap(v verdict) bool {
+	if c.rstamp.Load() != v.rstamp || c.wstamp.Load() != v.wstamp ||
+		!c.state.CompareAndSwap(stateTracked, stateClosed) {
+		return false
+	}
+	c.reaped.Store(uint32(v.Reason)) // before the close that fails pending I/O
+	c.left(stateClosed, v.Reason)
+	c.inner.Close()
+	return true
+}
+
+// leaveTo moves c from tracked or paused to state to and reports whether
+// it did; the caller then calls left.
+func (c *Conn) leaveTo(to uint32) bool {
+	for {
+		s := c.state.Load()
+		if s != stateTracked && s != statePaused {
+			return false
+		}
+		if c.state.CompareAndSwap(s, to) {
+			return true
+		}
 	}
 }
 
-// leave moves a tracked c to state to and cancels its timer; it reports
-// whether c was tracked.
-func (c *Conn) leave(to uint32, reason Reason) bool {
-	if !c.state.CompareAndSwap(stateTracked, to) {
-		return false
-	}
+// left does the bookkeeping of c leaving tracking for state to, once, after
+// the state change: counters, the timer's cancellation, the tracker's
+// count of tracked connections.
+func (c *Conn) left(to uint32, reason Reason) {
 	st := &c.tr.stats
 	st.open.Add(-1)
 	if to == stateReleased {
@@ -183,14 +231,19 @@ func (c *Conn) leave(to uint32, reason Reason) bool {
 		c.tr.sched.Cancel(&c.timer) // ErrClosed after Listener.Close: nothing to cancel
 	}
 	c.tr.untrack()
-	return true
 }
 
 // Release stops tracking c for good: it will never be reaped, and I/O on it
 // no longer costs anything beyond the wrapped connection's. c stays usable
 // and Close still closes it. The net/http hook ConnState calls it for
-// hijacked connections. Calling it again, or after Close, does nothing.
-func (c *Conn) Release() { c.leave(stateReleased, 0) }
+// hijacked connections. Calling it again, or after Close, does nothing. A
+// reap that was decided before Release but comes after it does nothing
+// either.
+func (c *Conn) Release() {
+	if c.leaveTo(stateReleased) {
+		c.left(stateReleased, 0)
+	}
+}
 
 // Touch counts c as active now, as a Read and a Write would. It reads the
 // clock once.
@@ -201,20 +254,22 @@ func (c *Conn) Touch() {
 }
 
 // Pause suspends idle tracking: c is not reaped however long it stays
-// idle, for instance while a request on it is being handled. Pause and
-// Resume do not nest; Pause on a paused Conn does nothing.
-func (c *Conn) Pause() { c.paused.Store(true) }
+// idle, for instance while a request on it is being handled, and a reap
+// decided before Pause but not yet done is called off. Pause and Resume do
+// not nest; Pause on a paused Conn, or one no longer tracked (closed or
+// released), does nothing.
+func (c *Conn) Pause() { c.state.CompareAndSwap(stateTracked, statePaused) }
 
 // Resume ends a Pause, counting c as active now (see Touch), so every
 // timeout starts afresh. Resume on a Conn that is not paused only touches
 // it.
 func (c *Conn) Resume() {
 	c.Touch()
-	c.paused.Store(false)
+	c.state.CompareAndSwap(statePaused, stateTracked)
 }
 
 // Paused reports whether c is paused.
-func (c *Conn) Paused() bool { return c.paused.Load() }
+func (c *Conn) Paused() bool { return c.state.Load() == statePaused }
 
 // LastRead returns when a Read last moved a byte (or c was wrapped,
 // touched or resumed, if later). It is never later than the truth and at
@@ -264,14 +319,51 @@ func (c *Conn) CloseWrite() error {
 	return c.unsupported("CloseWrite")
 }
 
-// SyscallConn returns the wrapped connection's raw connection, or an error
-// wrapping errors.ErrUnsupported when it is not a syscall.Conn. I/O done
-// through it bypasses idle tracking.
+// SyscallConn returns a raw connection over the wrapped connection's, or an
+// error wrapping errors.ErrUnsupported when it is not a syscall.Conn.
+// Control passes straight through. Read and Write count as activity in
+// their direction each time their callback runs, since the callback's
+// system calls are out of sight. The raw connection does not give the
+// runtime the wrapped socket's file descriptor, so os.File's sendfile and
+// splice (io.Copy between a file and c, either way) cannot move bytes past
+// idle tracking: they go through ReadFrom and Read instead, and a file
+// copied to c still goes out by sendfile, 64 KiB per call.
 func (c *Conn) SyscallConn() (syscall.RawConn, error) {
-	if sc, ok := c.inner.(syscall.Conn); ok {
-		return sc.SyscallConn()
+	sc, ok := c.inner.(syscall.Conn)
+	if !ok {
+		return nil, c.unsupported("SyscallConn")
 	}
-	return nil, c.unsupported("SyscallConn")
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	return rawConn{rc, c}, nil
+}
+
+// rawConn is a syscall.RawConn that stamps its Conn. Lacking the PollFD
+// method of net's raw connections, it is opaque to os.File's zero-copy
+// paths, which look for that method.
+type rawConn struct {
+	inner syscall.RawConn
+	c     *Conn
+}
+
+func (r rawConn) Control(f func(fd uintptr)) error { return r.inner.Control(f) }
+
+func (r rawConn) Read(f func(fd uintptr) (done bool)) error {
+	return r.inner.Read(func(fd uintptr) bool {
+		done := f(fd)
+		r.c.stamp(&r.c.rstamp)
+		return done
+	})
+}
+
+func (r rawConn) Write(f func(fd uintptr) (done bool)) error {
+	return r.inner.Write(func(fd uintptr) bool {
+		done := f(fd)
+		r.c.stamp(&r.c.wstamp)
+		return done
+	})
 }
 
 func (c *Conn) unsupported(method string) error {
@@ -282,10 +374,11 @@ func (c *Conn) unsupported(method string) error {
 // stamp as data moves, and keeps the kernel's zero-copy paths where the
 // wrapped connection has them:
 //
-//   - When r is a regular *os.File (or an *io.LimitedReader of one) and the
-//     wrapped connection is an io.ReaderFrom (a TCP connection is), the
-//     copy goes through it 256 KiB per call, so sendfile stays in use, and
-//     the stamp is refreshed after each call.
+//   - When r is a regular *os.File (or an *io.LimitedReader of one, or
+//     what os.File.WriteTo passes on) and the wrapped connection is an
+//     io.ReaderFrom (a TCP connection is), the copy goes through it 64 KiB
+//     per call, so sendfile stays in use, and the stamp is refreshed after
+//     each call.
 //   - On Linux, when r is a TCP connection (bare, or a *Conn over one,
 //     whose read stamp is then refreshed too) and so is c's, the copy is a
 //     series of splices, each sized to the bytes already queued on r. A
@@ -332,10 +425,14 @@ func (c *Conn) ReadFrom(r io.Reader) (int64, error) {
 	}
 }
 
-// isRegularFile reports whether r is an *os.File of a regular file, which
-// sendfile reads without waiting for data to arrive.
+// isRegularFile reports whether r is a regular file that net's sendfile
+// takes: an *os.File, or the *os.File without WriteTo that os.File.WriteTo
+// hands to io.Copy (both have Stat and SyscallConn).
 func isRegularFile(r io.Reader) bool {
-	f, ok := r.(*os.File)
+	f, ok := r.(interface {
+		Stat() (fs.FileInfo, error)
+		syscall.Conn
+	})
 	if !ok {
 		return false
 	}

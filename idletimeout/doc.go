@@ -1,93 +1,92 @@
-// Package idletimeout closes idle network connections without paying a
-// runtime timer reset on every Read, as SetReadDeadline-per-Read does, and
-// without a goroutine per connection.
+// Package idletimeout closes network connections that have gone idle,
+// without a runtime timer reset on every Read (as SetReadDeadline per Read
+// costs) and without a goroutine per connection.
 //
-// Wrap a listener, and every accepted connection is reaped after a period
+// Wrap a listener, and every accepted connection is closed after a period
 // with no traffic; wrap a dialed connection with [Wrap]:
 //
 //	l, err := idletimeout.NewListener(inner, idletimeout.Config{IdleTimeout: time.Minute})
-//	...
-//	c, err := l.Accept() // a *idletimeout.Conn
+//	if err != nil {
+//		return err
+//	}
+//	defer l.Close()
+//	c, err := l.Accept() // closed after a minute without a byte either way
 //
 // Three timeouts can be set, alone or together (see [Config]): IdleTimeout
 // (no Read and no Write, nginx's proxy_timeout), ReadTimeout (no Read) and
 // WriteTimeout (no Write), the last two like Netty's reader- and
-// writer-idle. By default a connection whose timeout expires is closed,
-// and its pending and later Reads and Writes fail with an [*IdleError]
-// that wraps [ErrIdle] and whose Timeout method reports true. An OnIdle
-// callback may instead keep it and be told again after every further
-// timeout.
+// writer-idle. A connection whose timeout expires is closed, and its
+// pending and later Reads and Writes fail with an [*IdleError] that wraps
+// [ErrIdle] and whose Timeout method reports true. An OnIdle callback may
+// decide instead, and keep the connection.
 //
-// # Model
+// In plain words: a connection is never closed while traffic flows, and an
+// idle one is closed about 2 × Config.Resolution after its timeout at most
+// (default Resolution: the shortest timeout / 16), plus what a busy
+// machine adds. With net/http, install [ConnState] as the server's
+// ConnState hook so that a slow handler does not count as idleness, and
+// keep http.Server's own ReadTimeout and WriteTimeout for slow requests.
 //
-// The hot path touches no lock, no channel and no clock. All connections of
-// a Listener share one timing wheel ([timingwheel.Scheduler]) with a tick
-// of Config.Resolution, driven by one goroutine, the owner. While any
-// connection is tracked, the owner publishes its clock on every tick into
-// an atomic, the activity clock. A Read or Write that moves at least one
-// byte loads the activity clock and, when it moved on since the
-// connection's last stamp, stores it there (a compare-and-swap at most once
-// per tick and connection, so the stamp never goes backwards).
-//
-// Each connection has one timer in the wheel, armed for its shortest
-// timeout. When it fires, the owner turns the stamps into activity times
-// and either finds a timeout expired or re-arms the timer for the earliest
-// moment one could expire: an active connection costs about one wheel
-// operation per timeout period, however much traffic it carries.
-//
-//	activity clock   0        ρ        2ρ       3ρ       ...  published each tick
-//	                 |--------|--------|--------|
-//	Read at x                   ^ stamps ρ: happened after ρ was published,
-//	                                        before 2ρ was stored
-//	check                                     activity bound = when 2ρ was stored
-//	reap                                      bound + timeout, rounded up to a tick
-//
-// A stamp s says the activity happened after s was published and before
-// the next value was stored. The owner keeps, for the last timeout's worth
-// of ticks, each published value with a clock reading taken right after it
-// was stored, so the bound it uses for a stamp is never before the activity
-// and at most one tick after it. While a stamp is still the current value
-// the activity may be going on now, and no timeout is considered expired.
+// Costs: a Read or Write pays two atomic loads and a compare (plus one
+// compare-and-swap per Resolution), no lock, no clock read, no timer
+// reset. An active connection costs about one timer operation per timeout
+// period and about 200 bytes. A Listener holds one goroutine, which sleeps
+// while no connection is open. How it works is in doc/design.md.
 //
 // # Guarantees
 //
 //   - Never early. A connection is reaped only when no qualifying Read or
 //     Write completed during the whole timeout before the reap, measured
 //     with the monotonic clock. An active connection is never closed, even
-//     at the edge of a tick: the bound above errs late, never early, also
-//     when the owner goroutine is delayed.
-//   - At most 2 × Resolution late. An idle connection is reaped at most
-//     timeout + 2 × Resolution after its last activity: one Resolution
-//     because the activity clock is coarse, one because the wheel fires on
-//     ticks. Scheduling delay of the owner and of the reaping goroutine
-//     come on top.
+//     at the edge of a tick, also when the wheel's goroutine is delayed.
+//   - At most 2 × Resolution late, plus scheduling delay. An idle
+//     connection is reaped at most timeout + 2 × Resolution after its last
+//     activity, one Resolution because activity is stamped with a coarse
+//     clock and one because the wheel fires on ticks, plus the time the
+//     machine takes to run the wheel's goroutine and the closes. That delay
+//     grows with the number of connections reaped together and with the
+//     machine's load: with 10,000 going idle at once (200 ms timeout, 10 ms
+//     Resolution) on 2 cores, about one in ten was closed after the bound,
+//     the latest about 40 ms after it; with the cores ten times
+//     oversubscribed by other processes, a third were late, by up to about
+//     300 ms (BenchmarkIdleReap in doc/benchmarks.md).
+//   - A reap is rechecked before the close: a connection that was read,
+//     written, touched, paused or released after its timeout was found
+//     expired, for instance while OnIdle ran, is not closed.
 //   - Event.Idle is a lower bound: at least the timeout, at most one
 //     Resolution short of the true idle time.
-//   - A Write that blocks (the peer does not read) refreshes only when it
-//     returns, so a connection whose only activity is a Write blocked for
-//     longer than the timeout is reaped as idle. SetDeadline and friends
-//     pass straight through and are never used for idle tracking.
-//   - Zero-copy paths survive the wrapper. ReadFrom keeps sendfile for
-//     regular files, refreshing the stamp every 256 KiB. On Linux,
-//     ReadFrom and WriteTo between TCP connections (bare or wrapped) splice,
-//     each splice sized to the bytes already queued on the source and
-//     followed by a refresh: one large splice would return only when its
-//     whole chunk had arrived, and an interactive stream would look idle.
-//     Other copies go through Read and Write.
+//   - Progress is activity. A Write of more than 64 KiB on a TCP or Unix
+//     socket (Unix systems) refreshes the connection each time the kernel
+//     accepts a part of it, so a peer reading slowly but steadily keeps
+//     even one huge Write alive; a peer that stops reading does not, and
+//     the blocked Write fails with an [*IdleError] once the connection is
+//     reaped. Other Writes refresh when they return. SetDeadline and
+//     friends pass straight through and are never used for idle tracking.
+//   - No copy bypasses tracking, and zero-copy paths survive the wrapper.
+//     ReadFrom keeps sendfile for regular files (io.Copy(conn, file)
+//     too), refreshing the connection every 64 KiB. On Linux, ReadFrom and
+//     WriteTo between TCP connections (bare or wrapped) splice, in steps
+//     sized to the bytes already queued on the source (at most 64 KiB),
+//     each followed by a refresh, so an interactive stream never looks
+//     idle. SyscallConn's raw connection refreshes as its callbacks run and
+//     keeps the socket from os.File's own sendfile and splice. Other copies
+//     go through Read and Write. A peer moving 64 KiB per timeout is never
+//     idle.
 //   - Closing a connection cancels its timer at once; Release (and the
 //     net/http hook [ConnState] for hijacked connections) does too.
 //
 // # Goroutines
 //
-// A [Listener] owns one goroutine, the wheel's owner, from NewListener to
-// Close. Closing never runs on the owner, since a TLS connection's Close
-// may block: without OnIdle, expired connections are closed by up to
-// GOMAXPROCS reaper goroutines, started when reaps are queued and gone when
-// the queue is empty, so a storm of expiries starts no goroutine per
-// connection; with OnIdle, each event gets a short-lived goroutine that
-// calls it, so a slow callback never delays another connection.
-// Listener.Close stops the owner and waits for those goroutines. A
-// Listener without open connections arms no timer and never wakes up.
+// A [Listener] owns one goroutine, the timing wheel's owner, from
+// NewListener to Close. Closing never runs on the owner, since a TLS
+// connection's Close may block: without OnIdle, expired connections are
+// closed by up to GOMAXPROCS reaper goroutines, started when reaps are
+// queued and gone when the queue is empty, so a storm of expiries starts
+// no goroutine per connection; with OnIdle, each event gets a short-lived
+// goroutine that calls it, so a slow callback never delays another
+// connection. Listener.Close stops the owner and waits for those
+// goroutines. A Listener without open connections arms no timer and never
+// wakes up.
 //
 // Connections from the package-level [Wrap] share a wheel per Resolution,
 // whose goroutine exists while at least one of them is tracked.
@@ -96,7 +95,9 @@
 //
 // http.Server.Serve works with a Listener. Install [ConnState] as the
 // server's ConnState hook so a request being handled, however slowly, does
-// not count as idleness; each response starts the timeouts afresh.
+// not count as idleness; each response starts the timeouts afresh. Since
+// the whole request is exempt, set http.Server's ReadTimeout and
+// WriteTimeout too, against slow bodies and clients that stop reading.
 // To serve TLS, put the idle Listener under the TLS one, so the handshake
 // and all encrypted traffic count as activity:
 //

@@ -1,11 +1,15 @@
 package idletimeout
 
 import (
+	"errors"
 	"net"
 	"net/http"
 	"sync"
 	"time"
 )
+
+// errNilConn is the error of Wrap and Listener.Wrap for a nil connection.
+var errNilConn = errors.New("idletimeout: Wrap of a nil net.Conn")
 
 // Listener is a net.Listener whose accepted connections are *Conn values
 // reaped when idle. All its connections share one timing wheel, run by one
@@ -71,8 +75,12 @@ func (l *Listener) AcceptConn() (*Conn, error) {
 
 // Wrap tracks c with the Listener's Config and wheel, as if it had been
 // accepted: for instance the upstream side of a proxied connection. It
-// fails with an error wrapping net.ErrClosed after Close.
+// fails with an error wrapping net.ErrClosed after Close (whatever the
+// Config), and with an error for a nil c.
 func (l *Listener) Wrap(c net.Conn) (*Conn, error) {
+	if c == nil {
+		return nil, errNilConn
+	}
 	tc, err := l.tr.track(c, l.cfg)
 	if err != nil {
 		return nil, &net.OpError{Op: "wrap", Net: l.inner.Addr().Network(), Addr: l.inner.Addr(), Err: net.ErrClosed}
@@ -110,7 +118,7 @@ type Stats struct {
 	ReapedIdle, ReapedRead, ReapedWrite uint64
 
 	Released uint64 // connections released from tracking (e.g. hijacked)
-	Events   uint64 // expired timeouts reported (reaps and OnIdle calls)
+	Events   uint64 // expired timeouts found: OnIdle calls and reaps, also those called off by later activity
 	Kept     uint64 // events for which OnIdle returned Keep
 	Panics   uint64 // OnIdle calls that panicked
 }
@@ -147,6 +155,13 @@ func (l *Listener) ConnState(c net.Conn, s http.ConnState) { ConnState(c, s) }
 //
 //	srv := &http.Server{Handler: h, ConnState: idletimeout.ConnState}
 //	srv.Serve(l)
+//
+// A request is active, and its connection paused, for its whole life: from
+// its first byte until its response is done. A client that sends a body
+// slowly, or stops reading the response, is therefore never reaped here;
+// set http.Server's ReadTimeout (or ReadHeaderTimeout) and WriteTimeout
+// against those, and let the idle Listener handle keep-alive connections
+// between requests.
 func ConnState(nc net.Conn, s http.ConnState) {
 	c, ok := FromNetConn(nc)
 	if !ok {
@@ -180,7 +195,7 @@ func FromNetConn(nc net.Conn) (*Conn, bool) {
 
 // Wrap tracks a connection that no Listener accepted, typically one a
 // client dialed. It returns an error wrapping ErrInvalidConfig when cfg is
-// invalid.
+// invalid, and an error for a nil c.
 //
 // Connections wrapped with the same Resolution (and timeouts of similar
 // length) share one timing wheel, run by one goroutine that exists while
@@ -188,6 +203,9 @@ func FromNetConn(nc net.Conn) (*Conn, bool) {
 // released; cfg's other fields stay per connection. With every timeout
 // zero, c is wrapped but never reaped and no goroutine is involved.
 func Wrap(c net.Conn, cfg Config) (*Conn, error) {
+	if c == nil {
+		return nil, errNilConn
+	}
 	s, err := cfg.validate()
 	if err != nil {
 		return nil, err

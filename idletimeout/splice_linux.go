@@ -33,8 +33,9 @@ func spliceOK(dst net.Conn, src io.Reader) (*net.TCPConn, *net.TCPConn, *Conn) {
 }
 
 // spliceCopy moves up to limit bytes (all, when limit < 0) from src to dst
-// by splices of exactly the bytes already queued on src, calling progress
-// after each, so a slow or interactive stream shows activity as it flows
+// by splices of the bytes already queued on src (at most transferChunk
+// each, so a slow destination also shows progress), calling progress after
+// each, so a slow or interactive stream shows activity as it flows
 // instead of when a large chunk completes. It stops, with rest true, when
 // src is readable with nothing queued (end of stream or an error pending)
 // or a splice came up short: the caller finishes with plain reads, which
@@ -52,7 +53,7 @@ func spliceCopy(dst, src *net.TCPConn, limit int64, progress func()) (written in
 		if avail == 0 {
 			return written, true, nil
 		}
-		n := int64(avail)
+		n := min(int64(avail), transferChunk)
 		if limit > 0 {
 			n = min(n, limit)
 		}

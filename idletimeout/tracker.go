@@ -1,6 +1,7 @@
 package idletimeout
 
 import (
+	"errors"
 	"log/slog"
 	"math"
 	"math/bits"
@@ -41,6 +42,7 @@ type tracker struct {
 	clock   timingwheel.Timer[*Conn] // the clock timer; Value is nil
 	clockOn atomic.Bool              // clock timer scheduled or firing
 	tracked atomic.Int64             // tracked connections
+	stopped atomic.Bool              // stop was called: track fails
 
 	// Owner goroutine only (and the constructor, before the owner starts).
 	ring []publication
@@ -53,9 +55,9 @@ type tracker struct {
 	// Reaps without an OnIdle (plain closes) queue here for a few reaper
 	// goroutines, so a storm of expiries does not start a goroutine each.
 	reapMu  sync.Mutex
-	reapQ   []Event // guarded by reapMu
-	reapers int     // guarded by reapMu: reaper goroutines running
-	reapCap int     // most reapers at once
+	reapQ   []verdict // guarded by reapMu
+	reapers int       // guarded by reapMu: reaper goroutines running
+	reapCap int       // most reapers at once
 
 	// Shared trackers (Wrap): key in the shared map, refs guarded by sharedMu.
 	key  *sharedKey
@@ -80,7 +82,7 @@ func ringSize(s *settings) int64 {
 	if !s.enabled() {
 		return 0
 	}
-	ratio := (s.maxT + int64(s.res) - 1) / int64(s.res)
+	ratio := ceilDiv(s.maxT, int64(s.res))
 	return int64(1) << bits.Len64(uint64(ratio+8))
 }
 
@@ -113,6 +115,7 @@ func (t *tracker) since() int64 { return int64(time.Since(t.origin)) }
 // stop stops the wheel and waits for event goroutines. Idempotent. It must
 // not be called from an event goroutine of t.
 func (t *tracker) stop() {
+	t.stopped.Store(true)
 	if t.sched != nil {
 		t.sched.Stop()
 	}
@@ -211,18 +214,31 @@ func (t *tracker) bound(sd *side, stamp, nowNs int64) int64 {
 	return max(stamp+t.res, nowNs)
 }
 
+// verdict is the owner's finding that a timeout expired, with the stamps
+// it was drawn from: the connection is closed only if they are unchanged
+// (see Conn.reap).
+type verdict struct {
+	Event
+	rstamp, wstamp int64
+}
+
 // check is a connection's timer firing: it finds which timeouts expired,
-// reports the earliest, and returns when to look again (0: never).
+// reports the earliest, and returns when to look again (0: never). A
+// reap queued for a reaper goroutine leaves the timer unarmed, and the
+// reaper re-arms it if the reap is called off; with OnIdle the timer
+// stays armed, to call OnIdle again, and a reap cancels it.
 func (t *tracker) check(c *Conn, nowNs int64) time.Duration {
-	if c.state.Load() != stateTracked {
+	s := c.cfg
+	switch c.state.Load() {
+	case stateTracked:
+	case statePaused:
+		return time.Duration(s.minT)
+	default:
 		return 0
 	}
-	s := c.cfg
-	if c.paused.Load() {
-		return time.Duration(s.minT)
-	}
-	bR := t.bound(&c.rd, c.rstamp.Load(), nowNs)
-	bW := t.bound(&c.wr, c.wstamp.Load(), nowNs)
+	rs, ws := c.rstamp.Load(), c.wstamp.Load()
+	bR := t.bound(&c.rd, rs, nowNs)
+	bW := t.bound(&c.wr, ws, nowNs)
 	base := [numReasons]int64{ReasonIdle: max(bR, bW), ReasonRead: bR, ReasonWrite: bW}
 	var at [numReasons]int64
 	due := Reason(0)
@@ -233,23 +249,25 @@ func (t *tracker) check(c *Conn, nowNs int64) time.Duration {
 		if base[r] != c.base[r] {
 			c.base[r], c.fired[r] = base[r], 0
 		}
-		at[r] = base[r] + s.timeout[r]*int64(c.fired[r]+1)
+		// Saturating: a timeout near math.MaxInt64 means never, not a
+		// wrap to the past.
+		at[r] = addSat(base[r], mulSat(s.timeout[r], int64(c.fired[r]+1)))
 		if at[r] <= nowNs && (due == 0 || at[r] < at[due]) {
 			due = r
 		}
 	}
 	if due != 0 {
 		c.fired[due]++
-		at[due] += s.timeout[due]
-		ev := Event{Conn: c, Reason: due, Idle: time.Duration(nowNs - base[due]), Count: c.fired[due]}
+		at[due] = addSat(at[due], s.timeout[due])
+		v := verdict{Event{Conn: c, Reason: due, Idle: time.Duration(nowNs - base[due]), Count: c.fired[due]}, rs, ws}
 		if s.onIdle == nil {
-			t.queueReap(ev)
-			return 0 // closing
+			t.queueReap(v)
+			return 0 // the reaper closes it or re-arms
 		}
 		// OnIdle may block: each call gets its own goroutine, so one slow
 		// callback never delays another connection's event.
 		t.wg.Add(1)
-		go t.deliver(ev)
+		go t.deliver(v)
 	}
 	next := int64(math.MaxInt64)
 	for r := ReasonIdle; r < numReasons; r++ {
@@ -262,9 +280,9 @@ func (t *tracker) check(c *Conn, nowNs int64) time.Duration {
 
 // queueReap hands a plain close to the reaper goroutines, starting one if
 // fewer than reapCap run. Called on the owner goroutine.
-func (t *tracker) queueReap(ev Event) {
+func (t *tracker) queueReap(v verdict) {
 	t.reapMu.Lock()
-	t.reapQ = append(t.reapQ, ev)
+	t.reapQ = append(t.reapQ, v)
 	start := t.reapers < t.reapCap
 	if start {
 		t.reapers++
@@ -287,28 +305,27 @@ func (t *tracker) reaper() {
 			t.reapMu.Unlock()
 			return
 		}
-		ev := t.reapQ[0]
-		t.reapQ[0] = Event{}
+		v := t.reapQ[0]
+		t.reapQ[0] = verdict{}
 		t.reapQ = t.reapQ[1:]
 		t.reapMu.Unlock()
 		t.stats.events.Add(1)
-		ev.Conn.reap(ev.Reason)
+		if c := v.Conn; !c.reap(v) {
+			c.rearm()
+		}
 	}
 }
 
-// deliver runs on its own goroutine: it asks OnIdle, then closes or keeps.
-func (t *tracker) deliver(ev Event) {
+// deliver runs on its own goroutine: it asks OnIdle, then closes (unless
+// the connection changed meanwhile, see Conn.reap) or keeps.
+func (t *tracker) deliver(v verdict) {
 	defer t.wg.Done()
 	t.stats.events.Add(1)
-	act := Close
-	if f := ev.Conn.cfg.onIdle; f != nil {
-		act = t.ask(f, ev)
-	}
-	if act == Keep {
+	if t.ask(v.Conn.cfg.onIdle, v.Event) == Keep {
 		t.stats.kept.Add(1)
 		return
 	}
-	ev.Conn.reap(ev.Reason)
+	v.Conn.reap(v)
 }
 
 // ask calls OnIdle, recovering and reporting a panic as Close.
@@ -325,8 +342,12 @@ func (t *tracker) ask(f func(Event) Action, ev Event) (act Action) {
 	return f(ev)
 }
 
-// track wraps inner and starts tracking it.
+// track wraps inner and starts tracking it. It fails with errStopped after
+// stop.
 func (t *tracker) track(inner net.Conn, s *settings) (*Conn, error) {
+	if t.stopped.Load() {
+		return nil, errStopped
+	}
 	c := &Conn{inner: inner, tr: t, cfg: s}
 	c.timer.Value = c
 	now := t.since()
@@ -346,6 +367,18 @@ func (t *tracker) track(inner net.Conn, s *settings) (*Conn, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// errStopped is track's error after stop; callers return net.ErrClosed.
+var errStopped = errors.New("idletimeout: tracker stopped")
+
+// rearm makes the owner look at c again on the next tick, after a reap
+// was called off, unless c left tracking. A Close racing with it may leave
+// the timer armed once more; its check then finds c closed.
+func (c *Conn) rearm() {
+	if s := c.state.Load(); s == stateTracked || s == statePaused {
+		c.tr.sched.Schedule(&c.timer, 1) // ErrClosed after Listener.Close: nothing to look at
+	}
 }
 
 // untrack is called once per connection leaving tracking.

@@ -1,6 +1,7 @@
 package timingwheel
 
 import (
+	"hash/maphash"
 	"strconv"
 	"testing"
 	"time"
@@ -54,8 +55,8 @@ func BenchmarkMoveTimerCost(b *testing.B) {
 				} else {
 					want = k.d.callerDeadline(later())
 				}
-				h := k.shards[0].tab.Hash(key)
-				sh := &k.shards[table.Shard(h, len(k.shards))]
+				h := maphash.Comparable(k.seed, key)
+				sh := k.shards.get(table.Shard(h, k.shards.len()))
 				if !k.moveLater(key, h, sh, want) {
 					b.Fatal("moveLater refused a later deadline")
 				}

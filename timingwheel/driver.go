@@ -1,6 +1,7 @@
 package timingwheel
 
 import (
+	"math"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -14,20 +15,16 @@ const maxDelay = time.Duration(1 << 62)
 type op uint8
 
 const (
-	opSchedule op = iota + 1 // Scheduler.Schedule
-	opCancel                 // Scheduler.Cancel
-	opLen                    // Scheduler.Len, and a barrier for everything sent before it
-	opRun                    // run fn on the owner goroutine (TimingWheel.Drain)
+	opLen op = iota + 1 // Scheduler.Len, and a barrier for everything queued before it
+	opRun               // run fn on the owner goroutine (TimingWheel.Drain)
 )
 
-// cmd is one request to the owner goroutine. It travels by value through a
-// buffered channel, so sending one allocates nothing.
+// cmd is one request to the owner goroutine that its caller waits for;
+// everything else reaches the owner in per-shard batches (see handoff).
 type cmd[T any] struct {
-	op    op
-	timer *Timer[T]
-	when  int64 // opSchedule: the deadline, from callerDeadline
-	fn    func()
-	res   *result[T]
+	op  op
+	fn  func()
+	res *result[T]
 }
 
 // result carries the answer of a synchronous command; the owner fills it and
@@ -47,9 +44,8 @@ type layer[T any] interface {
 	// flush runs after each slice of advance work.
 	flush()
 	// take handles the batch of changes queued in one shard and reports
-	// whether there was any; fromReady is as for handoff.takeLocked. The
-	// shards are numbered 0 to cap(driver.ready)-1.
-	take(shard int, fromReady bool) bool
+	// whether there was any. The shards are numbered 0 to driver.shards-1.
+	take(shard int) bool
 }
 
 // driver is the owner goroutine and the channel that reaches it. It reads
@@ -62,11 +58,11 @@ type driver[T any] struct {
 	origin   time.Time
 
 	cmds chan cmd[T]
-	// ready carries shard indices (of the keyed layer or the Scheduler): a
-	// shard has changes for the owner that cannot wait. Its capacity is the
-	// number of shards and each shard is in it at most once, so a send
-	// never blocks.
-	ready   chan int
+	// ready tells the owner that some shard (of the keyed layer or the
+	// Scheduler) has changes that cannot wait; the owner then takes every
+	// shard's list. Capacity 1, sent to without waiting (see signal).
+	ready   chan struct{}
+	shards  int           // number of shards of the layer's handoff lists
 	stop    chan struct{} // closed by Stop
 	done    chan struct{} // closed when the owner goroutine has exited
 	once    sync.Once
@@ -90,10 +86,17 @@ type driver[T any] struct {
 	// loops counts the owner's loop iterations (wake-ups); tests read it to
 	// check that an idle wheel sleeps.
 	loops atomic.Uint64
+	// beforeAdvance, for tests, runs on the owner goroutine after it has
+	// taken the queued changes and before it advances the wheel.
+	beforeAdvance atomic.Pointer[func()]
 
 	// Owner goroutine only.
 	nowNs int64 // time of the current iteration, in ns since origin
-	ticks int64 // ticks received in ticker mode
+	// ticks counts the ticks received in ticker mode; written by the owner
+	// only, read by Remaining.
+	ticks atomic.Int64
+
+	st counters // see stats.go
 }
 
 // lazyWait bounds how long a removal (RemoveTimer, Scheduler.Cancel) may
@@ -109,10 +112,21 @@ func newDriver[T any](interval time.Duration, numSlots int, cfg config) *driver[
 		interval:  int64(interval),
 		origin:    time.Now(),
 		cmds:      make(chan cmd[T], cfg.buffer),
+		ready:     make(chan struct{}, 1),
+		shards:    shardCount(),
 		stop:      make(chan struct{}),
 		done:      make(chan struct{}),
 		nudge:     make(chan struct{}, 1),
 		lazyTicks: max(int64(lazyWait/interval), 1),
+	}
+}
+
+// signal wakes the owner for changes that cannot wait. It never waits: a
+// token already in ready wakes the owner just as well.
+func (d *driver[T]) signal() {
+	select {
+	case d.ready <- struct{}{}:
+	default:
 	}
 }
 
@@ -149,12 +163,19 @@ func (d *driver[T]) resolve(want int64) int64 {
 	return d.after(time.Duration(relativeTop - want))
 }
 
+// MaxSlots is the largest numSlots that New and NewScheduler accept. Each
+// slot costs a few dozen bytes whether or not it holds a timer, and delays
+// longer than a rotation are exact anyway, so more slots buy nothing.
+const MaxSlots = 1 << 20
+
 func validateWheel(interval time.Duration, numSlots int) error {
-	if interval <= 0 {
+	switch {
+	case interval <= 0:
 		return argError("interval %v, want > 0", interval)
-	}
-	if numSlots <= 0 {
+	case numSlots <= 0:
 		return argError("numSlots %d, want > 0", numSlots)
+	case numSlots > MaxSlots:
+		return argError("numSlots %d, want <= %d (MaxSlots)", numSlots, MaxSlots)
 	}
 	return nil
 }
@@ -227,7 +248,7 @@ func (d *driver[T]) after(delay time.Duration) int64 { return d.tickAfter(d.nowN
 // tickAfter returns the first tick at or after from+delay (ns since origin).
 func (d *driver[T]) tickAfter(from int64, delay time.Duration) int64 {
 	ns := from + int64(min(delay, maxDelay))
-	return (ns + d.interval - 1) / d.interval
+	return ceilDiv(ns, d.interval)
 }
 
 // callerDeadline returns the deadline tick for a delay starting now, read
@@ -253,12 +274,48 @@ func (d *driver[T]) deadlineAt(at time.Time) int64 {
 	return d.tickAfter(0, max(at.Sub(d.origin), 0))
 }
 
+// until returns the time from now to the start of tick want (from
+// callerDeadline), at least 0. Under WithTicker, now is the last tick
+// received, and a deadline the owner has still to resolve counts whole
+// ticks from there.
+func (d *driver[T]) until(want int64) time.Duration {
+	var now int64
+	switch {
+	case want <= relativeTop:
+		delay := relativeTop - want
+		return time.Duration(mulSat(ceilDiv(delay, d.interval), d.interval))
+	case d.cfg.ticks != nil:
+		now = mulSat(d.ticks.Load(), d.interval)
+	default:
+		now = int64(time.Since(d.origin))
+	}
+	return time.Duration(max(mulSat(want, d.interval)-now, 0))
+}
+
+// ceilDiv returns a/b rounded up, for a >= 0 and b > 0, without the
+// overflow of (a+b-1)/b when b is huge (an interval of math.MaxInt64).
+func ceilDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 {
+		q++
+	}
+	return q
+}
+
+// mulSat returns a*b for a, b >= 0, or math.MaxInt64 if that overflows.
+func mulSat(a, b int64) int64 {
+	if a != 0 && b > math.MaxInt64/a {
+		return math.MaxInt64
+	}
+	return a * b
+}
+
 // now returns the current iteration's time.
 func (d *driver[T]) now() time.Time { return d.origin.Add(time.Duration(d.nowNs)) }
 
 func (d *driver[T]) readClock() {
 	if d.cfg.ticks != nil {
-		d.nowNs = d.ticks * d.interval
+		d.nowNs = mulSat(d.ticks.Load(), d.interval)
 		return
 	}
 	if ns := int64(time.Since(d.origin)); ns > d.nowNs {
@@ -268,21 +325,38 @@ func (d *driver[T]) readClock() {
 
 // run is the owner goroutine.
 func (d *driver[T]) run(l layer[T]) {
+	returned := false
 	defer func() {
+		if !returned {
+			// A callback running on this goroutine (a Scheduler's fire,
+			// or execute under WithInline) called runtime.Goexit, and has
+			// been reported. The wheel is consistent between any two
+			// timers it hands out, so a new owner goroutine carries on.
+			go d.run(l)
+			return
+		}
 		// Unschedule whatever is left, so a stopped wheel holds no links
 		// into its callers' Timers and they can be scheduled elsewhere.
 		d.w.drain(func(*Timer[T]) {})
+		d.publish()
 		close(d.done)
 	}()
+	d.loop(l)
+	returned = true
+}
+
+// loop is the body of run; it returns when Stop is called.
+func (d *driver[T]) loop(l layer[T]) {
 	var (
 		sleep *time.Timer
 		wake  <-chan time.Time
-		armed = int64(never) // tick sleep is set for
-		batch = make([]cmd[T], 0, 64)
-		// shards holds ready shard indices; at most one per shard, since a
-		// shard signals again only after take.
-		shards = make([]int, 0, cap(d.ready))
-		busy   bool // advance has more work for ticks already passed
+		armed = int64(never)         // tick sleep is set for
+		batch = make([]cmd[T], 0, 4) // only Len and Drain send commands
+		// busy: advance has more work for ticks already passed. It starts
+		// true so that an owner taking over after a Goexit first finishes
+		// what its predecessor left: the rest of a slice, the callbacks
+		// of timers already fired.
+		busy   = true
 		nudged bool // a removal is waiting (see removed)
 		ticks  = d.cfg.ticks
 	)
@@ -290,6 +364,7 @@ func (d *driver[T]) run(l layer[T]) {
 		sleep = time.NewTimer(time.Hour)
 		sleep.Stop()
 		wake = sleep.C
+		defer sleep.Stop()
 	}
 	for {
 		d.loops.Add(1)
@@ -304,8 +379,7 @@ func (d *driver[T]) run(l layer[T]) {
 			return
 		case c := <-d.cmds:
 			batch = append(batch, c)
-		case i := <-d.ready:
-			shards = append(shards, i)
+		case <-d.ready:
 		case <-d.nudge:
 			nudged = true
 		default:
@@ -350,7 +424,7 @@ func (d *driver[T]) run(l layer[T]) {
 					// Measured from the clock, not from nowNs: callbacks
 					// (WithInline, Scheduler) may have run since it was read.
 					armed = next
-					sleep.Reset(time.Until(d.origin.Add(time.Duration(next * d.interval))))
+					sleep.Reset(time.Until(d.origin.Add(time.Duration(mulSat(next, d.interval)))))
 				}
 			}
 			select {
@@ -358,8 +432,7 @@ func (d *driver[T]) run(l layer[T]) {
 				return
 			case c := <-d.cmds:
 				batch = append(batch, c)
-			case i := <-d.ready:
-				shards = append(shards, i)
+			case <-d.ready:
 			case <-d.nudge:
 				nudged = true
 			case <-wake:
@@ -369,7 +442,7 @@ func (d *driver[T]) run(l layer[T]) {
 					ticks = nil // a closed ticker freezes the wheel
 					break
 				}
-				d.ticks++
+				d.ticks.Add(1)
 			}
 		}
 		// Take what else is queued, in batches, until the queue is empty or
@@ -383,18 +456,13 @@ func (d *driver[T]) run(l layer[T]) {
 				select {
 				case c := <-d.cmds:
 					batch = append(batch, c)
-				case i := <-d.ready:
-					shards = append(shards, i)
+				case <-d.ready:
 				default:
 					break more
 				}
 			}
 			d.readClock()
-			for _, i := range shards {
-				l.take(i, true)
-			}
-			shards = shards[:0]
-			d.takeAll(l) // so commands (Scheduler.Len) come after every batch
+			d.takeAll(l) // before the commands: Scheduler.Len counts every batch
 			for i := range batch {
 				l.apply(&batch[i])
 				batch[i] = cmd[T]{} // release what the command referenced
@@ -406,8 +474,14 @@ func (d *driver[T]) run(l layer[T]) {
 				break
 			}
 		}
+		if hook := d.beforeAdvance.Load(); hook != nil {
+			(*hook)()
+		}
+		d.startSlice()
 		busy = d.w.advance(d.nowNs/d.interval, d.cfg.budget, l.fire)
+		d.endSlice()
 		l.flush()
+		d.publish()
 	}
 }
 
@@ -415,13 +489,18 @@ func (d *driver[T]) run(l layer[T]) {
 // whether there was any work. Owner only.
 func (d *driver[T]) takeAll(l layer[T]) bool {
 	took := false
-	for i := range cap(d.ready) {
-		took = l.take(i, false) || took
+	for i := range d.shards {
+		took = l.take(i) || took
 	}
 	return took
 }
 
-// recovered builds the Panic report for a recovered value.
+// recovered builds the Panic report for a callback that did not return:
+// r is what recover returned, nil for a runtime.Goexit (a panic(nil)
+// recovers as a *runtime.PanicNilError).
 func recovered(key, r any) Panic {
+	if r == nil {
+		r = ErrGoexit
+	}
 	return Panic{Key: key, Recovered: r, Stack: debug.Stack()}
 }

@@ -11,8 +11,11 @@ type executor[E any] struct {
 	queue   []E // guarded by mu; queue[head:] is pending
 	head    int // guarded by mu
 	running int // guarded by mu: workers alive
-	limit   int
-	run     func(E) // runs one callback, recovering panics
+	// idle is closed when running drops to 0; made by idleChan, for
+	// Shutdown. Guarded by mu.
+	idle  chan struct{}
+	limit int
+	run   func(E) // runs one callback, recovering panics
 }
 
 // submit queues batch and starts workers up to the limit. The caller keeps
@@ -40,10 +43,23 @@ func (e *executor[E]) submit(batch []E) {
 
 func (e *executor[E]) work() {
 	var zero E
+	goexit := true // until the loop returns: a callback called runtime.Goexit
+	defer func() {
+		if goexit {
+			// This goroutine is ending anyway; a new worker takes its
+			// place (and its count in running) so the queue goes on.
+			go e.work()
+		}
+	}()
 	for {
 		e.mu.Lock()
 		if e.head == len(e.queue) {
+			goexit = false
 			e.running--
+			if e.running == 0 && e.idle != nil {
+				close(e.idle)
+				e.idle = nil
+			}
 			// Keep a modest buffer; give back what a burst grew.
 			if cap(e.queue) > 4096 {
 				e.queue = nil
@@ -60,4 +76,21 @@ func (e *executor[E]) work() {
 		e.mu.Unlock()
 		e.run(item)
 	}
+}
+
+// idleChan returns a channel that is closed once no worker runs: at once if
+// none does. Workers start only when the owner submits work, so after the
+// owner has exited the channel stays closed for good.
+func (e *executor[E]) idleChan() <-chan struct{} {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.running == 0 {
+		done := make(chan struct{})
+		close(done)
+		return done
+	}
+	if e.idle == nil {
+		e.idle = make(chan struct{})
+	}
+	return e.idle
 }

@@ -1,5 +1,11 @@
 package timingwheel
 
+import (
+	"math/bits"
+	"runtime"
+	"sync/atomic"
+)
+
 // handoff is one shard's list of work for the owner goroutine, used by the
 // keyed layer (timers to place) and the Scheduler (commands to apply). It
 // is guarded by its shard's lock.
@@ -11,10 +17,12 @@ package timingwheel
 // see driver.urgent) or when the list has grown to lazyBatch items, which
 // bounds the memory a list holds. Removals are never urgent: while the
 // owner sleeps long, the first one nudges it instead (driver.removed).
-// Signalling sends the
-// shard's index on the driver's ready channel after unlocking. signalled
-// stays set from that send until the owner takes the list for it, so each
-// shard is in the ready channel at most once and the send never blocks.
+//
+// Signalling is a send on the driver's ready channel, which has room for
+// one token and is sent to without waiting: a token already there wakes
+// the owner anyway, and every wake-up takes every shard's list. signalled
+// only saves the channel operation for the second and later urgent items
+// between two takes.
 type handoff[E any] struct {
 	items     []E
 	signalled bool
@@ -32,7 +40,7 @@ func (h *handoff[E]) addLocked(e E, urgent bool) (notify bool) {
 
 // wantLocked reports whether the caller must signal the owner for work just
 // added, or already in the list and now urgent; if so, the shard counts as
-// signalled from here on.
+// signalled until the owner takes the list.
 func (h *handoff[E]) wantLocked(urgent bool) bool {
 	if h.signalled || !urgent && len(h.items) < lazyBatch {
 		return false
@@ -43,13 +51,8 @@ func (h *handoff[E]) wantLocked(urgent bool) bool {
 
 // takeLocked returns the list and replaces it with spare, which the owner
 // got back from recycle; an empty list is left in place and nil returned.
-// fromReady is true when the owner takes the list for the shard's signal,
-// which lets the shard signal again; false when it takes it unprompted,
-// and a signal may still be in the channel.
-func (h *handoff[E]) takeLocked(spare []E, fromReady bool) []E {
-	if fromReady {
-		h.signalled = false
-	}
+func (h *handoff[E]) takeLocked(spare []E) []E {
+	h.signalled = false
 	if len(h.items) == 0 {
 		return nil
 	}
@@ -66,4 +69,50 @@ func recycle[E any](items []E) []E {
 	}
 	clear(items)
 	return items[:0]
+}
+
+// shardCount is the number of shards of a key index or a Scheduler's
+// queues: enough that callers on different cores rarely meet on one lock,
+// few enough that a burst of calls is handed to the owner in large
+// batches.
+func shardCount() int {
+	return 1 << bits.Len(uint(min(max(8*runtime.GOMAXPROCS(0), 8), 256)-1))
+}
+
+// shardSet is a fixed number of shards, each allocated when first written
+// to, so that a wheel holding few timers pays for few shards (an empty one
+// for none) however many processors there are. Readers that find no shard
+// treat it as empty.
+type shardSet[S any] struct {
+	p    []atomic.Pointer[S]
+	init func(*S) // prepares a new shard before it is published; may be nil
+}
+
+func newShardSet[S any](n int, init func(*S)) shardSet[S] {
+	return shardSet[S]{p: make([]atomic.Pointer[S], n), init: init}
+}
+
+// len returns the number of shards, allocated or not.
+func (s *shardSet[S]) len() int { return len(s.p) }
+
+// get returns shard i, or nil if it has never been written to.
+func (s *shardSet[S]) get(i int) *S { return s.p[i].Load() }
+
+// open returns shard i, allocating it on first use.
+func (s *shardSet[S]) open(i int) *S {
+	if sh := s.p[i].Load(); sh != nil {
+		return sh
+	}
+	return s.alloc(i)
+}
+
+func (s *shardSet[S]) alloc(i int) *S {
+	sh := new(S)
+	if s.init != nil {
+		s.init(sh)
+	}
+	if s.p[i].CompareAndSwap(nil, sh) {
+		return sh
+	}
+	return s.p[i].Load() // another caller published it first
 }

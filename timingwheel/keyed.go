@@ -1,8 +1,8 @@
 package timingwheel
 
 import (
+	"context"
 	"hash/maphash"
-	"math/bits"
 	"reflect"
 	"runtime"
 	"sync"
@@ -93,22 +93,16 @@ type keyed[K comparable, V any] struct {
 	execute  func(K, V)
 	checkKey bool // K can hold values that panic when hashed
 	seed     maphash.Seed
-	shards   []keyShard[K, V]
+	shards   shardSet[keyShard[K, V]]
 
 	// Owner goroutine only.
 	spare []*node[K, V] // the pending list taken from a shard last time
 	fired []dueItem[K, V]
+	ran   int // WithInline: fired[:ran] have been run (see flush)
 	exec  executor[dueItem[K, V]]
 }
 
 func keyOf[K comparable, V any](n *node[K, V]) K { return n.Value.key }
-
-// shardCount is the number of key-index shards: enough that callers on
-// different cores rarely meet on one lock, few enough that a burst of
-// calls is handed to the owner in large batches.
-func shardCount() int {
-	return 1 << bits.Len(uint(min(max(8*runtime.GOMAXPROCS(0), 8), 256)-1))
-}
 
 // New returns a started TimingWheel that advances every interval over
 // numSlots slots and runs execute for each timer that falls due.
@@ -124,8 +118,7 @@ func shardCount() int {
 // and reported to the panic handler; other timers are not affected.
 //
 // New returns an error wrapping ErrArgument for interval <= 0,
-// numSlots <= 0, a nil execute or an invalid option. Call Stop to release
-// the owner goroutine.
+// numSlots <= 0 or above MaxSlots, a nil execute or an invalid option. Call Stop to release the owner goroutine.
 func New[K comparable, V any](interval time.Duration, numSlots int, execute func(key K, value V), opts ...Option) (*TimingWheel[K, V], error) {
 	if err := validateWheel(interval, numSlots); err != nil {
 		return nil, err
@@ -142,12 +135,8 @@ func New[K comparable, V any](interval time.Duration, numSlots int, execute func
 		execute:  execute,
 		checkKey: mayPanicOnHash(reflect.TypeFor[K]()),
 		seed:     maphash.MakeSeed(),
-		shards:   make([]keyShard[K, V], shardCount()),
 	}
-	for i := range k.shards {
-		k.shards[i].tab.InitSeed(keyOf[K, V], 0, k.seed)
-	}
-	k.d.ready = make(chan int, len(k.shards))
+	k.shards = newShardSet(k.d.shards, func(sh *keyShard[K, V]) { sh.tab.InitSeed(keyOf[K, V], 0, k.seed) })
 	k.exec = executor[dueItem[K, V]]{limit: cfg.concurrency, run: k.runOne}
 	go k.d.run(k)
 	tw := &TimingWheel[K, V]{k: k}
@@ -194,8 +183,10 @@ func (tw *TimingWheel[K, V]) RemoveTimer(key K) error {
 		return ErrClosed
 	}
 	h := maphash.Comparable(k.seed, key)
-	i := table.Shard(h, len(k.shards))
-	sh := &k.shards[i]
+	sh := k.shards.get(table.Shard(h, k.shards.len()))
+	if sh == nil {
+		return nil // no key ever went to this shard
+	}
 	sh.mu.Lock()
 	n := sh.tab.Delete(key, h)
 	notify := false
@@ -206,7 +197,7 @@ func (tw *TimingWheel[K, V]) RemoveTimer(key K) error {
 	}
 	sh.mu.Unlock()
 	if notify {
-		k.d.ready <- i
+		k.d.signal()
 	}
 	if n != nil {
 		k.d.removed()
@@ -224,10 +215,13 @@ func (k *keyed[K, V]) set(key K, value V, delay time.Duration, store bool) error
 	}
 	want := k.d.callerDeadline(delay)
 	h := maphash.Comparable(k.seed, key)
-	i := table.Shard(h, len(k.shards))
-	sh := &k.shards[i]
-	if !store && k.moveLater(key, h, sh, want) {
+	i := table.Shard(h, k.shards.len())
+	sh := k.shards.get(i)
+	if !store && (sh == nil || k.moveLater(key, h, sh, want)) {
 		return nil
+	}
+	if sh == nil {
+		sh = k.shards.open(i)
 	}
 	notify := false
 	sh.mu.Lock()
@@ -254,7 +248,7 @@ func (k *keyed[K, V]) set(key K, value V, delay time.Duration, store bool) error
 	}
 	sh.mu.Unlock()
 	if notify {
-		k.d.ready <- i
+		k.d.signal()
 	}
 	return nil
 }
@@ -300,8 +294,12 @@ func (sh *keyShard[K, V]) enqueueLocked(n *node[K, V], urgent bool) (notify bool
 // Drain removes every pending timer and then calls fn(key, value) for each,
 // on the calling goroutine, in no particular order. Timers set concurrently
 // with Drain may or may not be included; none is lost. fn may call the
-// wheel. Drain returns ErrClosed after Stop.
+// wheel. Drain returns an error wrapping ErrArgument for a nil fn, with
+// nothing removed, and ErrClosed after Stop.
 func (tw *TimingWheel[K, V]) Drain(fn func(key K, value V)) error {
+	if fn == nil {
+		return argError("nil Drain func")
+	}
 	var items []dueItem[K, V]
 	if _, err := tw.k.d.call(cmd[entry[K, V]]{op: opRun, fn: func() { items = tw.k.drain() }}); err != nil {
 		return err
@@ -318,14 +316,19 @@ func (tw *TimingWheel[K, V]) Drain(fn func(key K, value V)) error {
 func (k *keyed[K, V]) drain() []dueItem[K, V] {
 	var items []dueItem[K, V]
 	w := k.d.w
-	for i := range k.shards {
-		sh := &k.shards[i]
+	for i := range k.shards.len() {
+		sh := k.shards.get(i)
+		if sh == nil {
+			continue
+		}
 		sh.mu.Lock()
 		sh.tab.All(func(n *node[K, V]) bool {
 			items = append(items, dueItem[K, V]{n.Value.key, n.Value.value})
 			n.Value.want.Store(dead)
 			n.Value.value = *new(V)
-			w.cancel(n)
+			if w.cancel(n) {
+				k.d.removedOne() // else take counts it (see take)
+			}
 			return true
 		})
 		sh.tab.Clear()
@@ -342,8 +345,11 @@ func (tw *TimingWheel[K, V]) Len() int {
 		return 0
 	}
 	n := 0
-	for i := range k.shards {
-		sh := &k.shards[i]
+	for i := range k.shards.len() {
+		sh := k.shards.get(i)
+		if sh == nil {
+			continue
+		}
 		sh.mu.Lock()
 		n += sh.tab.Len()
 		sh.mu.Unlock()
@@ -359,7 +365,10 @@ func (tw *TimingWheel[K, V]) Has(key K) bool {
 		return false
 	}
 	h := maphash.Comparable(k.seed, key)
-	sh := &k.shards[table.Shard(h, len(k.shards))]
+	sh := k.shards.get(table.Shard(h, k.shards.len()))
+	if sh == nil {
+		return false
+	}
 	sh.mu.Lock()
 	ok := sh.tab.Get(key, h) != nil
 	sh.mu.Unlock()
@@ -368,11 +377,66 @@ func (tw *TimingWheel[K, V]) Has(key K) bool {
 
 // Stop stops the wheel and returns once its owner goroutine has exited.
 // Pending timers are dropped without running (call Drain first to keep
-// them); callbacks already handed to workers still run, and Stop does not
-// wait for them, so a callback may call Stop (except under WithInline,
-// where it would wait for itself). Every later call of another
-// method returns ErrClosed; calling Stop again does nothing.
+// them). Callbacks already handed to workers still run, and Stop does not
+// wait for them: they may still be running, or about to start, when Stop
+// returns (use Shutdown to wait for them). A callback may therefore call
+// Stop, except under WithInline, where callbacks run on the owner
+// goroutine and Stop would wait for itself. Every later call of another
+// method returns ErrClosed (Len, Has and Remaining report nothing
+// pending); calling Stop again does nothing.
 func (tw *TimingWheel[K, V]) Stop() { tw.k.d.shutdown() }
+
+// Shutdown stops the wheel as Stop does and then waits until no callback
+// is running or queued, or until ctx is done. It returns nil once every
+// callback has returned, or ctx.Err() if ctx ended first (the wheel is
+// stopped either way, and the callbacks still running go on). It may be
+// called more than once, and after Stop. It must not be called from a
+// callback, which would wait for itself until ctx ends.
+func (tw *TimingWheel[K, V]) Shutdown(ctx context.Context) error {
+	d := tw.k.d
+	d.signalStop()
+	select {
+	case <-d.done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	// The owner has exited, so no callback is handed out any more.
+	select {
+	case <-tw.k.exec.idleChan():
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Remaining returns the time left until key's timer is due, and true; or
+// 0 and false when key has no pending timer (it fired, was removed or
+// drained, or never existed), for a key SetTimer refuses, and after Stop.
+// The time left runs to the tick the timer fires at, so it is never less
+// than what remains of the delay asked for; a timer that is due but whose
+// callback has not been handed out yet reports 0 and true. Under
+// WithTicker it is the number of ticks still to receive times the
+// interval. O(1); it takes no lock and does not wait for the owner.
+func (tw *TimingWheel[K, V]) Remaining(key K) (time.Duration, bool) {
+	k := tw.k
+	if k.check(key, 1) != nil || k.d.stopped.Load() {
+		return 0, false
+	}
+	h := maphash.Comparable(k.seed, key)
+	sh := k.shards.get(table.Shard(h, k.shards.len()))
+	if sh == nil {
+		return 0, false
+	}
+	n := sh.tab.Get(key, h) // lock-free, as in moveLater
+	if n == nil {
+		return 0, false
+	}
+	want := n.Value.want.Load()
+	if want == dead {
+		return 0, false
+	}
+	return k.d.until(want), true
+}
 
 func (k *keyed[K, V]) check(key K, delay time.Duration) error {
 	if err := validDelay(delay); err != nil {
@@ -408,11 +472,14 @@ func (k *keyed[K, V]) resolve(n *node[K, V]) int64 {
 }
 
 // take places shard i's pending timers in the wheel and reports whether
-// there were any; fromReady is as for handoff.takeLocked. Owner only.
-func (k *keyed[K, V]) take(i int, fromReady bool) bool {
-	sh := &k.shards[i]
+// there were any. Owner only.
+func (k *keyed[K, V]) take(i int) bool {
+	sh := k.shards.get(i)
+	if sh == nil {
+		return false
+	}
 	sh.mu.Lock()
-	batch := sh.pending.takeLocked(k.spare, fromReady)
+	batch := sh.pending.takeLocked(k.spare)
 	for _, n := range batch {
 		n.Value.queued = false
 	}
@@ -424,7 +491,12 @@ func (k *keyed[K, V]) take(i int, fromReady bool) bool {
 	for _, n := range batch {
 		switch want := k.resolve(n); {
 		case want == dead:
-			w.cancel(n)
+			// A removal is counted once: here if the timer was linked or
+			// never was (when is 0), by fire if it met the timer first;
+			// a fired timer is not a removal.
+			if w.cancel(n) || n.when == 0 {
+				k.d.removedOne()
+			}
 		case !n.scheduled() || want < n.when:
 			w.schedule(n, want)
 		}
@@ -447,16 +519,23 @@ func (k *keyed[K, V]) apply(c *cmd[entry[K, V]]) {
 func (k *keyed[K, V]) fire(n *node[K, V]) int64 {
 	now := k.d.w.scanAt
 	if want := k.resolve(n); want == dead || want > now {
+		if want == dead {
+			k.d.removedOne()
+		}
 		return max(want, 0) // relink at want, or drop a removed timer
 	}
-	sh := &k.shards[n.Value.shard]
+	sh := k.shards.get(int(n.Value.shard))
 	sh.mu.Lock()
+	var want int64
 	for {
-		want := n.Value.want.Load()
+		want = n.Value.want.Load()
 		if want == dead || want > now {
 			// Removed, or moved later, since the check above; an earlier
 			// move cannot be after now.
 			sh.mu.Unlock()
+			if want == dead {
+				k.d.removedOne()
+			}
 			return max(want, 0)
 		}
 		// A lock-free MoveTimer may push want later at any moment: only a
@@ -467,6 +546,7 @@ func (k *keyed[K, V]) fire(n *node[K, V]) int64 {
 	}
 	sh.tab.DeleteEntry(n, maphash.Comparable(k.seed, n.Value.key))
 	k.fired = append(k.fired, dueItem[K, V]{n.Value.key, n.Value.value})
+	k.d.fired(want)
 	n.Value.value = *new(V)
 	sh.mu.Unlock()
 	return 0
@@ -478,23 +558,33 @@ func (k *keyed[K, V]) flush() {
 		return
 	}
 	if k.d.cfg.inline {
-		for _, it := range k.fired {
+		// Each item leaves the list before it runs: after a Goexit in
+		// one, the new owner goroutine's first flush runs the rest.
+		for k.ran < len(k.fired) {
+			it := k.fired[k.ran]
+			k.fired[k.ran] = dueItem[K, V]{}
+			k.ran++
 			k.runOne(it)
 		}
+		k.ran = 0
 	} else {
 		k.exec.submit(k.fired)
+		clear(k.fired)
 	}
-	clear(k.fired)
 	k.fired = k.fired[:0]
 }
 
+// runOne runs execute for one fired timer and reports a panic or a Goexit
+// (see Panic).
 func (k *keyed[K, V]) runOne(it dueItem[K, V]) {
+	returned := false
 	defer func() {
-		if r := recover(); r != nil {
-			k.d.cfg.onPanic(recovered(it.key, r))
+		if !returned {
+			k.d.cfg.onPanic(recovered(it.key, recover()))
 		}
 	}()
 	k.execute(it.key, it.value)
+	returned = true
 }
 
 // mayPanicOnHash reports whether values of type t can panic when used as map

@@ -23,8 +23,11 @@ func checkKeyed[K comparable, V any](t *testing.T, tw *TimingWheel[K, V]) {
 	_, err := k.d.call(cmd[entry[K, V]]{op: opRun, fn: func() {
 		w := k.d.w
 		indexed := map[*node[K, V]]bool{}
-		for i := range k.shards {
-			sh := &k.shards[i]
+		for i := range k.shards.len() {
+			sh := k.shards.get(i)
+			if sh == nil {
+				continue
+			}
 			sh.mu.Lock()
 			quiet := len(sh.pending.items) == 0 && !sh.pending.signalled
 			sh.tab.All(func(n *node[K, V]) bool {
@@ -55,9 +58,7 @@ func checkKeyed[K comparable, V any](t *testing.T, tw *TimingWheel[K, V]) {
 			}
 		}
 		visit(&w.scan)
-		for s := range w.slots {
-			visit(&w.slots[s])
-		}
+		w.heads(func(_ int, head *Timer[entry[K, V]]) { visit(head) })
 		if linked != w.count {
 			fail("wheel counts %d timers, %d are linked", w.count, linked)
 		}

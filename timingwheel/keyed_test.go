@@ -396,6 +396,35 @@ func TestDrain(t *testing.T) {
 	})
 }
 
+// TestDrainNilFuncRemovesNothing pins issue 12 item 8: Drain(nil) removed
+// every timer and then panicked.
+func TestDrainNilFuncRemovesNothing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tw, r := newTestWheel(t, iv, 8)
+		must(t, tw.SetTimer("a", 1, iv))
+		must(t, tw.SetTimer("b", 2, 2*iv))
+		var err error
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					t.Fatalf("Drain(nil) panicked: %v", p)
+				}
+			}()
+			err = tw.Drain(nil)
+		}()
+		if !errors.Is(err, ErrArgument) {
+			t.Errorf("Drain(nil) = %v, want ErrArgument", err)
+		}
+		if n := tw.Len(); n != 2 {
+			t.Errorf("Len after Drain(nil) = %d, want 2 (nothing removed)", n)
+		}
+		time.Sleep(2 * iv)
+		if got, want := r.take(), []event{{"a", 1, iv}, {"b", 2, 2 * iv}}; !slices.Equal(got, want) {
+			t.Errorf("runs %v, want %v", got, want)
+		}
+	})
+}
+
 func TestStop(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tw, r := newTestWheel(t, iv, 8)
@@ -469,6 +498,11 @@ func TestNewValidatesArguments(t *testing.T) {
 		{"zero batch", iv, 8, exec, []Option{WithBatch(0)}},
 		{"nil panic handler", iv, 8, exec, []Option{WithPanicHandler(nil)}},
 		{"nil option", iv, 8, exec, []Option{nil}},
+		// Issue 12 item 8: 1<<30 slots died of out-of-memory instead.
+		{"slots above MaxSlots", iv, 1 << 30, exec, nil},
+		{"huge buffer", iv, 8, exec, []Option{WithBuffer(1 << 40)}},
+		// Issue 12 item 11: a nil channel silently meant the real clock.
+		{"nil ticker channel", iv, 8, exec, []Option{WithTicker(nil)}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -21,14 +21,28 @@ func argError(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrArgument}, args...)...)
 }
 
-// Panic describes a callback that panicked. The wheel recovers the panic,
-// keeps every other timer and goes on with the next one; the panic handler
-// (see [WithPanicHandler]) receives this report.
+// ErrGoexit is the Recovered value of the [Panic] reported for a callback
+// that called runtime.Goexit (as t.Fatal and t.SkipNow do in a test)
+// instead of returning.
+var ErrGoexit = errors.New("timingwheel: callback called runtime.Goexit")
+
+// Panic describes a callback that panicked or called runtime.Goexit. The
+// wheel recovers the panic, keeps every other timer and goes on with the
+// next one; the panic handler (see [WithPanicHandler]) receives this
+// report.
+//
+// A Goexit cannot be stopped: the goroutine running the callback ends, as
+// runtime.Goexit promises, after the report. The wheel replaces it: a
+// worker of the keyed TimingWheel by a new worker, and the owner goroutine
+// (which runs the callbacks of a Scheduler and, under WithInline, of the
+// keyed wheel) by a new owner that carries on where the old one stopped.
+// No timer or callback is lost, and Stop, Len and every other method go on
+// working.
 type Panic struct {
 	// Key is the key of the timer whose callback panicked, for the keyed
 	// TimingWheel; the Timer's Value for a Scheduler.
 	Key any
-	// Recovered is the value passed to panic.
+	// Recovered is the value passed to panic, or ErrGoexit.
 	Recovered any
 	// Stack is the stack of the panicking goroutine.
 	Stack []byte
@@ -43,13 +57,17 @@ type config struct {
 	buffer      int
 	budget      int
 	ticks       <-chan time.Time
+	ticker      bool // WithTicker was given (ticks may still be nil: refused)
 	onPanic     func(Panic)
 }
+
+// maxBuffer bounds WithBuffer: the buffer is allocated up front.
+const maxBuffer = 1 << 16
 
 func defaultConfig() config {
 	return config{
 		concurrency: runtime.GOMAXPROCS(0),
-		buffer:      1024,
+		buffer:      16,
 		budget:      2048,
 		onPanic:     logPanic,
 	}
@@ -71,12 +89,15 @@ func (c *config) validate() error {
 	switch {
 	case c.concurrency <= 0:
 		return argError("concurrency %d, want > 0", c.concurrency)
-	case c.buffer < 0:
-		return argError("buffer %d, want >= 0", c.buffer)
+	case c.buffer < 0 || c.buffer > maxBuffer:
+		return argError("buffer %d, want 0 to %d", c.buffer, maxBuffer)
 	case c.budget <= 0:
 		return argError("batch %d, want > 0", c.budget)
 	case c.onPanic == nil:
 		return argError("nil panic handler")
+	case c.ticker && c.ticks == nil:
+		// A nil channel never delivers: the wheel would never advance.
+		return argError("nil ticker channel")
 	}
 	return nil
 }
@@ -102,11 +123,12 @@ func WithConcurrency(n int) Option { return func(c *config) { c.concurrency = n 
 func WithInline() Option { return func(c *config) { c.inline = true } }
 
 // WithBuffer sets how many commands may be queued for the owner goroutine
-// before their callers wait: Scheduler.Len and the keyed wheel's Drain.
-// Every other method (SetTimer, MoveTimer, RemoveTimer, Len and Has of the
-// keyed wheel; Schedule and Cancel of a Scheduler) hands its work over in
-// per-shard batches and never waits. The default is 1024; 0
-// makes every command a rendezvous with the owner.
+// before their callers wait: Scheduler.Len and the keyed wheel's Drain,
+// which wait for their answer anyway. Every other method (SetTimer,
+// MoveTimer, RemoveTimer, Len, Has and Remaining of the keyed wheel;
+// Schedule and Cancel of a Scheduler) hands its work over in per-shard
+// batches and never waits. The default is 16; 0 makes every command a
+// rendezvous with the owner; n must be between 0 and 65536.
 func WithBuffer(n int) Option { return func(c *config) { c.buffer = n } }
 
 // WithBatch sets how many timers the owner examines before it serves queued
@@ -118,8 +140,12 @@ func WithBatch(n int) Option { return func(c *config) { c.budget = n } }
 // received from ticks instead of reading the clock: a timer set with delay d
 // fires on the ceil(d/interval)-th tick received after it was set. The wheel
 // never sleeps on its own in this mode. Meant for tests and for callers that
-// already own a ticker; the values received are ignored.
-func WithTicker(ticks <-chan time.Time) Option { return func(c *config) { c.ticks = ticks } }
+// already own a ticker; the values received are ignored. A nil ticks is
+// refused (New returns ErrArgument), since it would never deliver; closing
+// ticks freezes the wheel.
+func WithTicker(ticks <-chan time.Time) Option {
+	return func(c *config) { c.ticks, c.ticker = ticks, true }
+}
 
 // WithPanicHandler sets the function that receives panics recovered from
 // callbacks. The default logs them with log/slog at error level, with the

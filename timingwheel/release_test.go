@@ -123,7 +123,7 @@ func TestRemovalsSignalAtBatchSize(t *testing.T) {
 		var keys []weak.Pointer[payload]
 		for len(keys) < lazyBatch {
 			k, _ := armWeak(t, tw, time.Hour)
-			if h := maphash.Comparable(tw.k.seed, k.Value()); table.Shard(h, len(tw.k.shards)) == 0 {
+			if h := maphash.Comparable(tw.k.seed, k.Value()); table.Shard(h, tw.k.shards.len()) == 0 {
 				keys = append(keys, k)
 			}
 		}

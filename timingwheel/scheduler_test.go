@@ -256,6 +256,8 @@ func TestSchedulerArguments(t *testing.T) {
 		{"nil fire", iv, 8, nil, nil},
 		{"nil option", iv, 8, fire, []Option{nil}},
 		{"zero batch", iv, 8, fire, []Option{WithBatch(0)}},
+		{"slots above MaxSlots", iv, MaxSlots + 1, fire, nil},
+		{"nil ticker channel", iv, 8, fire, []Option{WithTicker(nil)}},
 	} {
 		s, err := NewScheduler(c.interval, c.slots, c.fire, c.opts...)
 		if s != nil {

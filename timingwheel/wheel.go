@@ -95,9 +95,13 @@ func (head *Timer[T]) pushBack(t *Timer[T]) {
 // coarse slot to move down (which may fire nothing yet). An owner sleeps
 // until then, advances, and sleeps again until the new nextVisit.
 type wheel[T any] struct {
-	// slots holds the sentinel heads: level 0's n slots, then m slots for
-	// each coarse level 1..top in turn.
-	slots []Timer[T]
+	// slots holds level 0's n sentinel heads, and coarse[L-1] the m heads
+	// of coarse level L, made when a timer first goes there: most wheels
+	// use one or two of their coarse levels, and an empty wheel should be
+	// small. A slot's index (see place) counts level 0's n slots, then m
+	// slots for each coarse level 1..top in turn.
+	slots  []Timer[T]
+	coarse [][]Timer[T]
 	// occ holds the occupancy bitmaps: level 0's words0 words, then one
 	// word per coarse level.
 	occ    []uint64
@@ -146,7 +150,8 @@ func newWheelShape[T any](numSlots, levelBits, top int) *wheel[T] {
 	n, m := int64(numSlots), int64(1)<<levelBits
 	words0 := (numSlots + 63) / 64
 	w := &wheel[T]{
-		slots:  make([]Timer[T], n+int64(top)*m),
+		slots:  make([]Timer[T], n),
+		coarse: make([][]Timer[T], top),
 		occ:    make([]uint64, words0+top),
 		words0: words0,
 		n:      n,
@@ -164,6 +169,47 @@ func newWheelShape[T any](numSlots, levelBits, top int) *wheel[T] {
 	}
 	w.scan.initSentinel()
 	return w
+}
+
+// head returns the sentinel of slot idx (an index as place returns), or
+// nil for a slot of a coarse level not made yet, which holds nothing.
+func (w *wheel[T]) head(idx int) *Timer[T] {
+	if idx < int(w.n) {
+		return &w.slots[idx]
+	}
+	c := int64(idx) - w.n
+	lv := w.coarse[c>>w.b]
+	if lv == nil {
+		return nil
+	}
+	return &lv[c&(w.m-1)]
+}
+
+// headFor is head for a slot about to receive a timer: it makes the slot's
+// coarse level if need be.
+func (w *wheel[T]) headFor(idx int) *Timer[T] {
+	if h := w.head(idx); h != nil {
+		return h
+	}
+	lv := make([]Timer[T], w.m)
+	for i := range lv {
+		lv[i].initSentinel()
+	}
+	c := int64(idx) - w.n
+	w.coarse[c>>w.b] = lv
+	return &lv[c&(w.m-1)]
+}
+
+// heads calls f with the index and sentinel of every slot made so far.
+func (w *wheel[T]) heads(f func(idx int, head *Timer[T])) {
+	for i := range w.slots {
+		f(i, &w.slots[i])
+	}
+	for l, lv := range w.coarse {
+		for i := range lv {
+			f(int(w.n)+l*int(w.m)+i, &lv[i])
+		}
+	}
 }
 
 // block returns the number of the block of n ticks that holds tick.
@@ -217,7 +263,7 @@ func (w *wheel[T]) link(t *Timer[T], when int64) {
 	}
 	t.when = when
 	level, idx, at := w.place(when)
-	w.slots[idx].pushBack(t)
+	w.headFor(idx).pushBack(t)
 	if level == 0 {
 		w.occ[idx>>6] |= 1 << (idx & 63)
 	} else {
@@ -314,7 +360,7 @@ func (w *wheel[T]) startScan(now int64) bool {
 			level := 1 + (int64(idx)-w.n)>>w.b
 			w.occ[int64(w.words0)+level-1] &^= 1 << ((int64(idx) - w.n) & (w.m - 1))
 		}
-		head := &w.slots[idx]
+		head := w.head(idx) // made: its bit was set
 		if head.empty() {
 			continue // a stale bit left by cancel
 		}
@@ -387,9 +433,7 @@ func (w *wheel[T]) drain(f func(t *Timer[T])) {
 		}
 	}
 	take(&w.scan)
-	for s := range w.slots {
-		take(&w.slots[s])
-	}
+	w.heads(func(_ int, head *Timer[T]) { take(head) })
 	clear(w.occ)
 	w.next = never
 }

@@ -62,12 +62,19 @@ func checkWheel[T any](w *wheel[T], placed func(t *Timer[T], exact bool) error) 
 		}
 	}
 	total := 0
-	for idx := range w.slots {
-		if err := walk(idx, &w.slots[idx]); err != nil {
+	for idx := range int(w.n) + w.top*int(w.m) {
+		level, i, set := slotInfo(w, idx)
+		head := w.head(idx)
+		if head == nil {
+			if set {
+				return fmt.Errorf("level %d slot %d: bit set, but the level was never made", level, i)
+			}
+			continue
+		}
+		if err := walk(idx, head); err != nil {
 			return err
 		}
 		total += len(list)
-		level, i, set := slotInfo(w, idx)
 		if len(list) > 0 && !set {
 			return fmt.Errorf("level %d slot %d: %d entries but its bit is clear", level, i, len(list))
 		}

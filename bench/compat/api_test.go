@@ -4,6 +4,7 @@ import (
 	"errors"
 	"go/ast"
 	"go/parser"
+	"go/printer"
 	"go/token"
 	"os/exec"
 	"path/filepath"
@@ -119,17 +120,95 @@ func TestAPI_UseEveryPromisedName(t *testing.T) {
 		if n != 1 || m.Size() != 1 {
 			t.Errorf("Range visited %d, Size %d; want 1, 1", n, m.Size())
 		}
+
+		s := collection.NewSet[string]()
+		s.Add("x", "y", "x")
+		s.Remove("y")
+		if !s.Contains("x") || s.Count() != 1 || len(s.Keys()) != 1 {
+			t.Errorf("Set: Contains(x) %v, Count %d, Keys %v; want true, 1, [x]", s.Contains("x"), s.Count(), s.Keys())
+		}
+		s.Clear()
+
+		q := collection.NewQueue(1)
+		q.Put("first")
+		q.Put("second")
+		if v, ok := q.Take(); v != "first" || !ok || q.Empty() {
+			t.Errorf("Queue: Take = %v, %v, Empty %v; want first, true, false", v, ok, q.Empty())
+		}
+
+		r := collection.NewRing(2)
+		for _, v := range []int{1, 2, 3} {
+			r.Add(v)
+		}
+		if got := r.Take(); len(got) != 2 || got[0] != 2 || got[1] != 3 {
+			t.Errorf("Ring: Take = %v, want [2 3]", got)
+		}
+
+		// A bucket of the caller's own, as go-zero's users write them.
+		var opt collection.RollingWindowOption[int64, *maxBucket] = collection.IgnoreCurrentBucket[int64, *maxBucket]()
+		var _ collection.BucketInterface[int64] = new(maxBucket)
+		w := collection.NewRollingWindow(func() *maxBucket { return new(maxBucket) }, 4, time.Second, opt)
+		w.Add(7)
+		time.Sleep(time.Second)
+		var most int64
+		w.Reduce(func(b *maxBucket) { most = max(most, b.max) })
+		if most != 7 {
+			t.Errorf("RollingWindow with a custom bucket: max %d, want 7", most)
+		}
+		var b collection.Bucket[float64]
+		b.Add(1.5)
+		b.Add(2)
+		if b.Sum != 3.5 || b.Count != 2 {
+			t.Errorf("Bucket after Add(1.5), Add(2): %+v, want {Sum:3.5 Count:2}", b)
+		}
+		b.Reset()
 	})
 }
 
+// maxBucket keeps the largest value added: a BucketInterface of its own.
+type maxBucket struct{ max int64 }
+
+func (b *maxBucket) Add(v int64) { b.max = max(b.max, v) }
+func (b *maxBucket) Reset()      { b.max = 0 }
+
+// sumOf adds up a window the way go-zero's users write generic helpers,
+// with collection.Numerical as the constraint.
+func sumOf[T collection.Numerical](w *collection.RollingWindow[T, *collection.Bucket[T]]) (sum T) {
+	w.Reduce(func(b *collection.Bucket[T]) { sum += b.Sum })
+	return sum
+}
+
+var _ = sumOf[uint16]
+
+// Generic types are compared through one instantiation each (reflect sees
+// only instantiated types); TestAPI_TypeParamsMatchGoZero compares their
+// type parameter lists, and the Numerical constraint, in the sources.
+type (
+	gzWindow  = gz.RollingWindow[float64, *gz.Bucket[float64]]
+	ourWindow = collection.RollingWindow[float64, *collection.Bucket[float64]]
+)
+
 // twins maps each named type of go-zero's API to ours.
 var twins = map[reflect.Type]reflect.Type{
-	reflect.TypeFor[gz.Execute]():     reflect.TypeFor[collection.Execute](),
-	reflect.TypeFor[timex.Ticker]():   reflect.TypeFor[collection.Ticker](),
-	reflect.TypeFor[gz.TimingWheel](): reflect.TypeFor[collection.TimingWheel](),
-	reflect.TypeFor[gz.CacheOption](): reflect.TypeFor[collection.CacheOption](),
-	reflect.TypeFor[gz.Cache]():       reflect.TypeFor[collection.Cache](),
-	reflect.TypeFor[gz.SafeMap]():     reflect.TypeFor[collection.SafeMap](),
+	reflect.TypeFor[gz.Execute]():                                           reflect.TypeFor[collection.Execute](),
+	reflect.TypeFor[timex.Ticker]():                                         reflect.TypeFor[collection.Ticker](),
+	reflect.TypeFor[gz.TimingWheel]():                                       reflect.TypeFor[collection.TimingWheel](),
+	reflect.TypeFor[gz.CacheOption]():                                       reflect.TypeFor[collection.CacheOption](),
+	reflect.TypeFor[gz.Cache]():                                             reflect.TypeFor[collection.Cache](),
+	reflect.TypeFor[gz.SafeMap]():                                           reflect.TypeFor[collection.SafeMap](),
+	reflect.TypeFor[gz.Queue]():                                             reflect.TypeFor[collection.Queue](),
+	reflect.TypeFor[gz.Ring]():                                              reflect.TypeFor[collection.Ring](),
+	reflect.TypeFor[gz.Set[int]]():                                          reflect.TypeFor[collection.Set[int]](),
+	reflect.TypeFor[gz.Bucket[float64]]():                                   reflect.TypeFor[collection.Bucket[float64]](),
+	reflect.TypeFor[gz.BucketInterface[float64]]():                          reflect.TypeFor[collection.BucketInterface[float64]](),
+	reflect.TypeFor[gzWindow]():                                             reflect.TypeFor[ourWindow](),
+	reflect.TypeFor[gz.RollingWindowOption[float64, *gz.Bucket[float64]]](): reflect.TypeFor[collection.RollingWindowOption[float64, *collection.Bucket[float64]]](),
+}
+
+// baseName is a named type's name without its type arguments.
+func baseName(t reflect.Type) string {
+	name, _, _ := strings.Cut(t.Name(), "[")
+	return name
 }
 
 // sameShape reports whether go-zero's type g and our type o are the same
@@ -188,8 +267,35 @@ func sameStructure(g, o reflect.Type) bool {
 			}
 		}
 		return true
+	case reflect.Struct:
+		return sameExportedFields(g, o)
 	}
-	return false // structs: only identical types match
+	return false
+}
+
+// sameExportedFields reports whether structs g and o have the same exported
+// fields, in the same order, of the same shapes. Unexported fields are the
+// implementation's own.
+func sameExportedFields(g, o reflect.Type) bool {
+	exported := func(t reflect.Type) []reflect.StructField {
+		var fs []reflect.StructField
+		for i := range t.NumField() {
+			if f := t.Field(i); f.IsExported() {
+				fs = append(fs, f)
+			}
+		}
+		return fs
+	}
+	gf, of := exported(g), exported(o)
+	if len(gf) != len(of) {
+		return false
+	}
+	for i := range gf {
+		if gf[i].Name != of[i].Name || gf[i].Anonymous != of[i].Anonymous || !sameShape(gf[i].Type, of[i].Type) {
+			return false
+		}
+	}
+	return true
 }
 
 // methodFunc returns m's type without its receiver.
@@ -206,15 +312,16 @@ func methodFunc(m reflect.Method) reflect.Type {
 	return reflect.FuncOf(in, out, ft.IsVariadic())
 }
 
-// checked is one name of the API with go-zero's type and ours.
+// checked is one name of the API with go-zero's type and ours. A row
+// without types is a constraint, which reflect cannot see:
+// TestAPI_TypeParamsMatchGoZero checks it.
 type checked struct {
 	name      string // as exportedNames spells it
 	gozero, o reflect.Type
 }
 
-// apiTable lists every exported name of go-zero's timingwheel.go, cache.go
-// and safemap.go with its type in both packages; methods are listed from
-// go-zero's method sets.
+// apiTable lists every exported name of go-zero's core/collection with its
+// type in both packages; methods are listed from go-zero's method sets.
 func apiTable(t *testing.T) []checked {
 	tab := []checked{
 		{"var ErrClosed", reflect.TypeOf(&gz.ErrClosed).Elem(), reflect.TypeOf(&collection.ErrClosed).Elem()},
@@ -225,19 +332,25 @@ func apiTable(t *testing.T) []checked {
 		{"func WithLimit", reflect.TypeOf(gz.WithLimit), reflect.TypeOf(collection.WithLimit)},
 		{"func WithName", reflect.TypeOf(gz.WithName), reflect.TypeOf(collection.WithName)},
 		{"func NewSafeMap", reflect.TypeOf(gz.NewSafeMap), reflect.TypeOf(collection.NewSafeMap)},
+		{"func NewQueue", reflect.TypeOf(gz.NewQueue), reflect.TypeOf(collection.NewQueue)},
+		{"func NewRing", reflect.TypeOf(gz.NewRing), reflect.TypeOf(collection.NewRing)},
+		{"func NewSet", reflect.TypeOf(gz.NewSet[int]), reflect.TypeOf(collection.NewSet[int])},
+		{"func NewRollingWindow", reflect.TypeOf(gz.NewRollingWindow[float64, *gz.Bucket[float64]]), reflect.TypeOf(collection.NewRollingWindow[float64, *collection.Bucket[float64]])},
+		{"func IgnoreCurrentBucket", reflect.TypeOf(gz.IgnoreCurrentBucket[float64, *gz.Bucket[float64]]), reflect.TypeOf(collection.IgnoreCurrentBucket[float64, *collection.Bucket[float64]])},
+		{"type Numerical", nil, nil},
 	}
 	for g, o := range twins {
 		if g.PkgPath() != reflect.TypeFor[gz.Cache]().PkgPath() {
 			continue // timex.Ticker is not declared in core/collection
 		}
-		tab = append(tab, checked{"type " + g.Name(), g, o})
-		if g.Kind() != reflect.Struct {
-			continue
+		tab = append(tab, checked{"type " + baseName(g), g, o})
+		if g.Kind() == reflect.Interface {
+			continue // its methods are part of its shape
 		}
 		gp, op := reflect.PointerTo(g), reflect.PointerTo(o)
 		for i := range gp.NumMethod() {
 			gm := gp.Method(i)
-			name := "method " + g.Name() + "." + gm.Name
+			name := "method " + baseName(g) + "." + gm.Name
 			om, ok := op.MethodByName(gm.Name)
 			if !ok {
 				t.Errorf("%s: missing from ours", name)
@@ -250,15 +363,18 @@ func apiTable(t *testing.T) []checked {
 }
 
 // TestAPI_SignaturesMatchGoZero: every exported function, variable and
-// method of go-zero's TimingWheel, Cache and SafeMap has exactly go-zero's
-// type in ours (go-zero's named types mapped to ours), and every named type
-// has the same underlying shape.
+// method of go-zero's core/collection has exactly go-zero's type in ours
+// (go-zero's named types mapped to ours), and every named type has the
+// same underlying shape (for a struct: the same exported fields).
 func TestAPI_SignaturesMatchGoZero(t *testing.T) {
 	for _, c := range apiTable(t) {
 		var ok bool
-		if strings.HasPrefix(c.name, "type ") {
-			ok = c.gozero.Kind() == reflect.Struct || sameStructure(c.gozero, c.o)
-		} else {
+		switch {
+		case c.gozero == nil:
+			continue // a constraint: TestAPI_TypeParamsMatchGoZero
+		case strings.HasPrefix(c.name, "type "):
+			ok = sameStructure(c.gozero, c.o)
+		default:
 			ok = sameShape(c.gozero, c.o)
 		}
 		if !ok {
@@ -282,17 +398,27 @@ var ourAdditions = []string{
 	"type Ticker",
 }
 
+// goZeroDir returns the directory of go-zero's sources in the module
+// cache, or skips the test.
+func goZeroDir(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/zeromicro/go-zero").Output()
+	if err != nil || len(strings.TrimSpace(string(out))) == 0 {
+		t.Skipf("cannot locate go-zero's sources: %v", err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// ourCollectionDir is our collection package, from this one.
+var ourCollectionDir = filepath.Join("..", "..", "collection")
+
 // TestAPI_NamesMatchGoZero parses go-zero's sources and ours: every name
-// go-zero's timingwheel.go, cache.go and safemap.go export is checked by
+// go-zero's core/collection exports is checked by
 // TestAPI_SignaturesMatchGoZero, and ours exports exactly those plus
 // ourAdditions.
 func TestAPI_NamesMatchGoZero(t *testing.T) {
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/zeromicro/go-zero").Output()
-	if err != nil {
-		t.Skipf("cannot locate go-zero's sources: %v", err)
-	}
-	dir := filepath.Join(strings.TrimSpace(string(out)), "core", "collection")
-	theirs := exportedNames(t, dir, "timingwheel.go", "cache.go", "safemap.go")
+	dir := filepath.Join(goZeroDir(t), "core", "collection")
+	theirs := exportedNames(t, dir)
 
 	var tabled []string
 	for _, c := range apiTable(t) {
@@ -303,25 +429,58 @@ func TestAPI_NamesMatchGoZero(t *testing.T) {
 		t.Errorf("go-zero exports\n%q\nthe signature table checks\n%q", theirs, tabled)
 	}
 
-	ours := exportedNames(t, filepath.Join("..", "..", "collection"), "timingwheel.go", "cache.go", "safemap.go")
+	ours := exportedNames(t, ourCollectionDir)
 	want := slices.Sorted(slices.Values(append(slices.Clone(theirs), ourAdditions...)))
 	if !slices.Equal(ours, want) {
 		t.Errorf("ours exports\n%q\nwant go-zero's names plus ourAdditions\n%q", ours, want)
 	}
 }
 
-// exportedNames returns the exported top-level names of the given files in
-// dir, sorted, as "func F", "type T", "var V", "const C" and "method T.M"
-// (methods of exported types only).
-func exportedNames(t *testing.T, dir string, files ...string) []string {
+// packageFiles parses the non-test Go files of the package in dir.
+func packageFiles(t *testing.T, dir string) []*ast.File {
 	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no Go files in %s: %v", dir, err)
+	}
 	fset := token.NewFileSet()
-	var names []string
-	for _, name := range files {
-		f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, parser.SkipObjectResolution)
+	var files []*ast.File
+	for _, path := range paths {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
 		if err != nil {
 			t.Fatal(err)
 		}
+		files = append(files, f)
+	}
+	return files
+}
+
+// recvTypeName is the name of a method's receiver type, without a pointer
+// or type parameters: T for T, *T, T[X] and *T[X, Y].
+func recvTypeName(recv ast.Expr) *ast.Ident {
+	if star, ok := recv.(*ast.StarExpr); ok {
+		recv = star.X
+	}
+	switch r := recv.(type) {
+	case *ast.IndexExpr:
+		recv = r.X
+	case *ast.IndexListExpr:
+		recv = r.X
+	}
+	id, _ := recv.(*ast.Ident)
+	return id
+}
+
+// exportedNames returns the exported top-level names of the package in
+// dir, sorted, as "func F", "type T", "var V", "const C" and "method T.M"
+// (methods of exported types only).
+func exportedNames(t *testing.T, dir string) []string {
+	t.Helper()
+	var names []string
+	for _, f := range packageFiles(t, dir) {
 		for _, d := range f.Decls {
 			switch d := d.(type) {
 			case *ast.FuncDecl:
@@ -332,11 +491,7 @@ func exportedNames(t *testing.T, dir string, files ...string) []string {
 					names = append(names, "func "+d.Name.Name)
 					continue
 				}
-				recv := d.Recv.List[0].Type
-				if star, ok := recv.(*ast.StarExpr); ok {
-					recv = star.X
-				}
-				if id, ok := recv.(*ast.Ident); ok && id.IsExported() {
+				if id := recvTypeName(d.Recv.List[0].Type); id != nil && id.IsExported() {
 					names = append(names, "method "+id.Name+"."+d.Name.Name)
 				}
 			case *ast.GenDecl:
@@ -359,4 +514,87 @@ func exportedNames(t *testing.T, dir string, files ...string) []string {
 	}
 	slices.Sort(names)
 	return names
+}
+
+// typeParams returns, for each exported generic function and type of the
+// package in dir, its type parameter list as source text ("[T Numerical,
+// B BucketInterface[T]]"), and each exported interface type's body with
+// its union terms sorted, by name.
+func typeParams(t *testing.T, dir string) (params, ifaces map[string]string) {
+	t.Helper()
+	params, ifaces = map[string]string{}, map[string]string{}
+	text := func(n ast.Node) string {
+		var b strings.Builder
+		if err := printer.Fprint(&b, token.NewFileSet(), n); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	list := func(fl *ast.FieldList) string {
+		var ps []string
+		for _, f := range fl.List {
+			for _, n := range f.Names {
+				ps = append(ps, n.Name+" "+text(f.Type))
+			}
+		}
+		return "[" + strings.Join(ps, ", ") + "]"
+	}
+	for _, f := range packageFiles(t, dir) {
+		for _, d := range f.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				if d.Recv == nil && d.Name.IsExported() && d.Type.TypeParams != nil {
+					params["func "+d.Name.Name] = list(d.Type.TypeParams)
+				}
+			case *ast.GenDecl:
+				for _, s := range d.Specs {
+					ts, ok := s.(*ast.TypeSpec)
+					if !ok || !ts.Name.IsExported() {
+						continue
+					}
+					if ts.TypeParams != nil {
+						params["type "+ts.Name.Name] = list(ts.TypeParams)
+					}
+					if it, ok := ts.Type.(*ast.InterfaceType); ok {
+						var terms []string
+						for _, m := range it.Methods.List {
+							for _, term := range strings.Split(text(m.Type), "|") {
+								terms = append(terms, strings.TrimSpace(term))
+							}
+						}
+						slices.Sort(terms)
+						ifaces[ts.Name.Name] = strings.Join(terms, " | ")
+					}
+				}
+			}
+		}
+	}
+	return params, ifaces
+}
+
+// TestAPI_TypeParamsMatchGoZero: every generic function and type go-zero's
+// core/collection exports has, in ours, the same type parameters with the
+// same constraints, and ours's Numerical has exactly the type set of
+// go-zero's (an alias of mathx.Numerical), so code instantiating go-zero's
+// generics instantiates ours unchanged.
+func TestAPI_TypeParamsMatchGoZero(t *testing.T) {
+	root := goZeroDir(t)
+	theirs, _ := typeParams(t, filepath.Join(root, "core", "collection"))
+	ours, ourIfaces := typeParams(t, ourCollectionDir)
+	if len(theirs) == 0 {
+		t.Fatal("found no generic declaration in go-zero's collection")
+	}
+	for name, want := range theirs {
+		if got := ours[name]; got != want {
+			t.Errorf("%s: ours has type parameters %q, go-zero %q", name, got, want)
+		}
+	}
+	_, mathx := typeParams(t, filepath.Join(root, "core", "mathx"))
+	want := mathx["Numerical"]
+	if want == "" {
+		t.Fatal("found no Numerical in go-zero's core/mathx")
+	}
+	if got := ourIfaces["Numerical"]; got != want {
+		t.Errorf("Numerical: ours is %q, go-zero's mathx.Numerical %q", got, want)
+	}
 }

@@ -2,9 +2,10 @@
 // relates to go-zero v1.10.3's core/collection, which it replaces by a
 // change of import path. It has no API; everything is in its tests:
 //
-//   - api_test.go checks that every name go-zero exports for TimingWheel,
-//     Cache and SafeMap exists in ours with exactly go-zero's signature
-//     (reflect), and lists what we add.
+//   - api_test.go checks that every name go-zero's core/collection exports
+//     exists in ours with exactly go-zero's signature (reflect, through one
+//     instantiation of each generic), with the same type parameters and
+//     constraints (go/ast), and lists what we add.
 //   - same_*_test.go (TestSame_...) run the same scripted scenarios on
 //     go-zero's types and ours, with go-zero's own timex fake ticker where a
 //     ticker is involved, and require identical results wherever go-zero is

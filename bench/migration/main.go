@@ -1,13 +1,15 @@
 // Command migration runs the same small go-zero program twice over: once
 // against go-zero v1.10.3's core/collection and once against ttlkit's
 // drop-in facade, github.com/ttlkit/ttlkit/collection. The program's source
-// (gozero/app.go and ttlkit/app.go) differs only in that import path, and
-// its output is the same:
+// (gozero/ and ttlkit/: a session service on a TimingWheel, a Cache and a
+// SafeMap, and an operations desk on a Ring, a Queue, a Set and
+// RollingWindows) differs only in that import path, and its output is the
+// same:
 //
 //	cd bench
 //	go run ./migration -api gozero
 //	go run ./migration -api ttlkit
-//	diff gozero/app.go ttlkit/app.go   # in bench/migration: one line
+//	diff -r gozero ttlkit   # in bench/migration: one line per file
 package main
 
 import (

@@ -150,10 +150,12 @@ func (p *proxy) serve(ctx context.Context, client *idletimeout.Conn) {
 		n, err := client.ReadFrom(up) // upstream -> client
 		done <- result{"to client", n, err}
 	}()
+	reaped := false // both directions fail with the idle error: log it once
 	for range 2 {
 		r := <-done
 		if r.err != nil {
-			if errors.Is(r.err, idletimeout.ErrIdle) {
+			if errors.Is(r.err, idletimeout.ErrIdle) && !reaped {
+				reaped = true
 				p.log.Printf("%v: closed after %v without traffic", client.RemoteAddr(), p.idle)
 			}
 			// Unblock the other direction.

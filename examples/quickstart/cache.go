@@ -10,7 +10,7 @@ import (
 )
 
 // tourExpiry shows that an entry is gone the moment its TTL has passed, and
-// that writing it again pushes its deadline later.
+// that Touch pushes its deadline one TTL later.
 func tourExpiry(n *narrator) error {
 	const ttl = 100 * time.Millisecond
 	c, err := cache.New(cache.Options[string, string]{TTL: ttl})
@@ -29,17 +29,17 @@ func tourExpiry(n *narrator) error {
 
 	c.Set("alice", "tea")
 	aliceSet := time.Now() // alice's deadline is at most ttl after this
-	n.say("set    alice")
+	n.say("set    alice    tea")
 	c.Set("bob", "coffee")
-	n.say("set    bob")
+	n.say("set    bob      coffee")
 
 	n.at(50 * time.Millisecond)
 	get("alice", "")
 
 	n.at(60 * time.Millisecond)
-	c.Set("bob", "coffee") // a later deadline is only recorded in the entry
+	c.Touch("bob") // a later deadline is only recorded in the entry
 	bobSet := time.Now()
-	n.say("set    bob      again: his TTL restarts")
+	n.say("touch  bob      his TTL restarts, value kept")
 
 	// Wait until the deadline has certainly passed: Get never returns an
 	// entry at or after its deadline, even before the wheel reclaims it.

@@ -20,11 +20,11 @@ const want = `timingwheel (10ms ticks): timers fire on the first tick at or afte
   410ms  fired  pasta    al dente
   410ms  pending: 0
 
-cache: entries live for their TTL (100ms); a Set restarts it
-    0ms  set    alice
-    0ms  set    bob
+cache: entries live for their TTL (100ms); Set and Touch restart it
+    0ms  set    alice    tea
+    0ms  set    bob      coffee
    50ms  get    alice    hit: tea
-   60ms  set    bob      again: his TTL restarts
+   60ms  touch  bob      his TTL restarts, value kept
   100ms  get    alice    miss: expired on time
   120ms  get    bob      hit: coffee, past his first deadline
   160ms  get    bob      miss: expired 100ms after his refresh

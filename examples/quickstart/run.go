@@ -30,7 +30,7 @@ func run(out io.Writer) error {
 		run   func(*narrator) error
 	}{
 		{"timingwheel (10ms ticks): timers fire on the first tick at or after their deadline", tourWheel},
-		{"cache: entries live for their TTL (100ms); a Set restarts it", tourExpiry},
+		{"cache: entries live for their TTL (100ms); Set and Touch restart it", tourExpiry},
 		{"cache: with Limit 2, the least recently used entry makes room", tourEviction},
 		{"cache: Take loads a missing key once, however many callers wait", tourTake},
 		{"idletimeout: connections silent for 100ms are closed", tourIdle},

@@ -3,7 +3,7 @@
 //
 // POST /login with a form value user issues a token, stored in a cache with
 // a TTL. GET /whoami with the header "Authorization: Bearer TOKEN" answers
-// who holds the token and, by writing it again, pushes its deadline one TTL
+// who holds the token and, with Cache.Touch, pushes its deadline one TTL
 // later. A session that sees no request for a whole TTL is gone.
 //
 // Without flags, the command runs a narrated demo against its own server on

@@ -4,6 +4,7 @@
 package tour_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -16,6 +17,7 @@ import (
 	"github.com/ttlkit/ttlkit/cache"
 	"github.com/ttlkit/ttlkit/collection"
 	"github.com/ttlkit/ttlkit/idletimeout"
+	"github.com/ttlkit/ttlkit/jobs"
 	"github.com/ttlkit/ttlkit/safemap"
 	"github.com/ttlkit/ttlkit/timingwheel"
 )
@@ -125,6 +127,44 @@ func Example_safemap() {
 	// 5
 }
 
+func Example_jobs() {
+	gaveUp := make(chan jobs.DeadLetter, 1)
+	s, err := jobs.New(jobs.Options{
+		Defaults: jobs.JobOptions{
+			Retry:      jobs.Retry{Attempts: 3, Base: 10 * time.Millisecond}, // backoff 10ms, 20ms
+			DeadLetter: func(d jobs.DeadLetter) { gaveUp <- d },              // once per failed occurrence
+		},
+	})
+	if err != nil {
+		panic(err)
+	}
+	defer s.Shutdown(context.Background()) // waits for running jobs
+
+	timedOut := make(chan string, 2)
+	cancelUnpaid := func(ctx context.Context, r jobs.Run) error {
+		timedOut <- r.ID // on a worker; ctx ends on Cancel, Timeout or Shutdown
+		return nil
+	}
+	// Errors: ErrDuplicate, ErrClosed, ErrInvalid (empty ID, nil Func, d <= 0).
+	s.Add("order:1", jobs.After(20*time.Millisecond), cancelUnpaid)
+	s.Add("order:2", jobs.After(20*time.Millisecond), cancelUnpaid)
+	s.Cancel("order:2") // paid in time: it never runs
+
+	nightly, err := jobs.Cron("CRON_TZ=UTC 0 30 2 * * *") // seconds first; 5 fields work too
+	s.Add("report", nightly, func(context.Context, jobs.Run) error { return nil })
+	s.Add("sync", jobs.After(time.Millisecond), func(context.Context, jobs.Run) error {
+		return errors.New("upstream down") // a panic would be retried too
+	})
+	fmt.Println("cancelled unpaid:", <-timedOut)
+	d := <-gaveUp
+	fmt.Println("dead letter:", d.ID, d.Attempts, d.Err)
+	fmt.Println("scheduled:", s.Len()) // report
+	// Output:
+	// cancelled unpaid: order:1
+	// dead letter: sync 3 upstream down
+	// scheduled: 1
+}
+
 func Example_collection() {
 	// go-zero code compiles unchanged with one import path changed:
 	//   github.com/zeromicro/go-zero/core/collection
@@ -176,7 +216,7 @@ func TestREADMEMatches(t *testing.T) {
 		tour = tour[:end]
 	}
 	blocks := fenceRE.FindAllStringSubmatch(tour, -1)
-	if got, want := len(blocks), 5; got != want {
+	if got, want := len(blocks), 6; got != want {
 		t.Fatalf("got %d Go blocks in the Tour section, want %d (one per package)", got, want)
 	}
 	for _, b := range blocks {

@@ -12,6 +12,15 @@
 // at a time: it may return an entry that a concurrent Delete is removing,
 // so callers that need to know check the entry's own state after Get.
 //
+// # Keys equal to themselves
+//
+// Every key stored must be equal to itself. A key that is not (a float NaN,
+// or a struct, array or interface holding one) matches no lookup, so Put
+// would add an entry that no Get, Find, Delete or DeleteEntry can reach,
+// and its hash is random, so a rebuild would scatter it. Callers keep such
+// keys out: [SelfEqual] tells whether a key type can hold one, and then
+// key != key finds them.
+//
 // # Layout
 //
 // Slots come in groups of eight: a word of eight tags (one byte each:
@@ -34,6 +43,7 @@ package table
 import (
 	"hash/maphash"
 	"math/bits"
+	"reflect"
 	"sync/atomic"
 )
 
@@ -233,8 +243,30 @@ func (t *Table[K, E]) Insert(pos Pos[E], e *E, h uint64) {
 	t.insert(pos.grp, pos.i, e, h)
 }
 
+// SelfEqual reports whether every value of type K is equal to itself:
+// false for floating-point and complex numbers and interfaces, and for
+// arrays and structs holding one, whose values may be or hold a NaN.
+func SelfEqual[K comparable]() bool { return selfEqual(reflect.TypeFor[K]()) }
+
+func selfEqual(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128, reflect.Interface:
+		return false
+	case reflect.Array:
+		return t.Len() == 0 || selfEqual(t.Elem())
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if !selfEqual(t.Field(i).Type) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // Put stores e under its key, replacing and returning the entry that had
-// the key, or nil. h must be t.Hash(t.keyOf(e)). Writer only. O(1)
+// the key, or nil. h must be t.Hash(t.keyOf(e)); the key must be equal to
+// itself (see the package doc). Writer only. O(1)
 // amortized; a rebuild is O(slots).
 func (t *Table[K, E]) Put(e *E, h uint64) (old *E) {
 	key := t.keyOf(e)

@@ -365,3 +365,42 @@ func TestShardSpreadsWithinShards(t *testing.T) {
 		t.Errorf("keys of one shard use %d of 128 tags, want all", len(tags))
 	}
 }
+
+// TestSelfEqual: the key types whose values may not equal themselves (a
+// NaN, or something holding one), which callers must keep out of a table.
+func TestSelfEqual(t *testing.T) {
+	type plain struct {
+		a int
+		b string
+		c [2]uint8
+	}
+	type withFloat struct {
+		a int
+		f [1]float32
+	}
+	type withAny struct{ v any }
+	tests := []struct {
+		name string
+		got  bool
+		want bool
+	}{
+		{"int", SelfEqual[int](), true},
+		{"string", SelfEqual[string](), true},
+		{"pointer", SelfEqual[*int](), true},
+		{"struct of ints and strings", SelfEqual[plain](), true},
+		{"empty array of floats", SelfEqual[[0]float64](), true},
+		{"float64", SelfEqual[float64](), false},
+		{"float32", SelfEqual[float32](), false},
+		{"complex64", SelfEqual[complex64](), false},
+		{"any", SelfEqual[any](), false},
+		{"error", SelfEqual[error](), false},
+		{"array of floats", SelfEqual[[3]float64](), false},
+		{"struct holding a float array", SelfEqual[withFloat](), false},
+		{"struct holding an interface", SelfEqual[withAny](), false},
+	}
+	for _, tt := range tests {
+		if tt.got != tt.want {
+			t.Errorf("SelfEqual[%s]() = %v, want %v", tt.name, tt.got, tt.want)
+		}
+	}
+}

@@ -232,6 +232,21 @@ var suites = []suite{
 		},
 	},
 	{
+		ID:    "cron",
+		Title: "Cron: computing the next run",
+		About: "`Schedule.Next` of jobs/cron against robfig/cron v3's `SpecSchedule.Next` on the same spec, from " +
+			"1,024 random times in 2026 taken in turn. Both return the same instants (checked by " +
+			"TestCronMatchesRobfig away from DST changes).",
+		Bench:          `^BenchmarkCronNext$`,
+		Benchtime:      "300ms",
+		QuickBenchtime: "20000x",
+		Ratio:          []string{"cpu-ns/op"},
+		Charts: []chart{
+			{File: "cron-next.svg", Title: "Cron: time per Next",
+				Units: []string{"cpu-ns/op"}, Trim: "CronNext/spec=", Log: true},
+		},
+	},
+	{
 		ID:    "idle",
 		Title: "Idle timeout: loopback echo and reaping",
 		About: "`IdleEcho`: one small message echoed over loopback TCP with 10,000 connections open, the server " +
@@ -257,6 +272,80 @@ var suites = []suite{
 				Units:      []string{"bare-srv-ns/op", "ttlkit-srv-ns/op", "deadline-srv-ns/op", "wrapper-srv-ns/op"},
 				UnitSeries: true, SeriesTrim: "-srv-ns/op", Groups: `^IdleEchoRatio/`, Trim: "IdleEchoRatio/",
 				Axis: "server process CPU ns per message"},
+		},
+	},
+	{
+		ID:    "jobsoneshot",
+		Title: "Job schedulers: one-shot jobs on time",
+		About: "100,000 one-shot no-op jobs due 0.5–1.5 s after they are added to a running scheduler (to " +
+			"robfig/cron before it starts: it re-sorts every entry on each addition while running). gocron gets " +
+			"10,000 (`jobs`): v2.21.2 hangs when a one-time job's start has passed before its scheduler goroutine " +
+			"takes the job, which happens at 100k. Lateness " +
+			"is the run's start minus (the moment just before the add + the delay); `early` counts runs before " +
+			"their time and `dup` runs beyond the first; `cpu-ns/job` is process CPU from the first add to the last " +
+			"run, per job, which depends less than lateness on how busy the machine is. ttlkit's `jobs` runs on a 1 ms wheel with its default " +
+			"8 × GOMAXPROCS workers; gocron v2 arms a runtime timer per job; robfig/cron v3 keeps one sorted " +
+			"slice. One round per process.",
+		Bench:          `^BenchmarkJobsOneShot$`,
+		Benchtime:      "1x",
+		QuickBenchtime: "1x",
+		OneShot:        true,
+		Ratio:          []string{"p99-late-ms"},
+		Charts: []chart{
+			{File: "jobs-oneshot-lateness.svg", Title: "Job schedulers: start lateness of 100k one-shot jobs",
+				Units: []string{"p50-late-ms", "p99-late-ms", "max-late-ms"}, Axis: "milliseconds after the due time (log scale)", Log: true},
+		},
+	},
+	{
+		ID:    "jobscron",
+		Title: "Job schedulers: 10,000 jobs every second",
+		About: "10,000 no-op jobs on the cron spec `* * * * * *` for 10 s. For every whole second of the window " +
+			"each job must run exactly once: `missed` counts (job, second) pairs without a run, `doubled` those " +
+			"with more than one. Lateness is a run's start after the second; `goroutines` is the peak number of " +
+			"goroutines above the count before the scheduler was made; `cpu-ns/run` is process CPU over the window per " +
+			"run. One round per process.",
+		Bench:          `^BenchmarkJobsCron$`,
+		Benchtime:      "1x",
+		QuickBenchtime: "1x",
+		OneShot:        true,
+		Ratio:          []string{"p99-late-ms"},
+		Charts: []chart{
+			{File: "jobs-cron-lateness.svg", Title: "Job schedulers: 10k jobs every second, start after the second",
+				Units: []string{"p50-late-ms", "p99-late-ms", "max-late-ms"}, Axis: "milliseconds after the second (log scale)", Log: true},
+		},
+	},
+	{
+		ID:    "jobsadd",
+		Title: "Job schedulers: adding a job",
+		About: "Adding a one-shot job due in an hour to a running scheduler that holds 10k such jobs (1M for " +
+			"ttlkit alone: gocron holds about a kilobyte and a runtime timer per job, robfig/cron re-sorts every " +
+			"entry on each addition). `cpu-ns/op` is process CPU (getrusage), including the scheduler's own " +
+			"goroutines; `B/pending` is heap per pending job.",
+		Bench:          `^BenchmarkJobsAdd$`,
+		Benchtime:      "2000x",
+		QuickBenchtime: "200x",
+		Ratio:          []string{"cpu-ns/op"},
+		Charts: []chart{
+			{File: "jobs-add-cpu.svg", Title: "Job schedulers: CPU per added job (10k pending)",
+				Units: []string{"cpu-ns/op"}, Groups: `^JobsAdd/pending=10k$`, Trim: "JobsAdd/", Log: true},
+			{File: "jobs-add-bytes.svg", Title: "Job schedulers: heap per pending job (10k pending)",
+				Units: []string{"B/pending"}, Groups: `^JobsAdd/pending=10k$`, Trim: "JobsAdd/"},
+		},
+	},
+	{
+		ID:    "jobsburst",
+		Title: "Job schedulers: a burst of due jobs",
+		About: "100,000 no-op one-shot jobs (gocron: 10,000, see above) all due at the same instant. `runs/s` is their number over the time " +
+			"from that instant to the last run's start; `cpu-ns/run` is process CPU over that span per run. " +
+			"One round per process.",
+		Bench:          `^BenchmarkJobsBurst$`,
+		Benchtime:      "1x",
+		QuickBenchtime: "1x",
+		OneShot:        true,
+		Ratio:          []string{"cpu-ns/run"},
+		Charts: []chart{
+			{File: "jobs-burst.svg", Title: "Job schedulers: no-op runs per second in a burst of 100k",
+				Units: []string{"runs/s"}},
 		},
 	},
 }

@@ -1,7 +1,8 @@
 // Package app is a small session service written against go-zero's
 // core/collection API: sessions expire on a TimingWheel unless used,
 // profiles are loaded once into a Cache with Take, and the users online
-// are kept in a SafeMap.
+// are kept in a SafeMap; its operations desk (desk.go) uses the package's
+// Ring, Queue, Set and RollingWindow.
 //
 // This file is compiled twice, as bench/migration/gozero against go-zero
 // v1.10.3 and as bench/migration/ttlkit against ttlkit's drop-in facade;
@@ -161,5 +162,5 @@ func Run(w io.Writer) error {
 	}
 	slices.Sort(users)
 	fmt.Fprintf(w, "shutdown: closed the sessions of %s; %d profile loads\n", strings.Join(users, ", "), loads)
-	return nil
+	return Desk(w)
 }

@@ -1,0 +1,135 @@
+package cache
+
+import (
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/ttlkit/ttlkit/timingwheel"
+)
+
+// heapGrowth returns the live heap that build adds, as measured after a
+// collection, keeping build's result alive until then.
+func heapGrowth(build func() any) int64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	x := build()
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(x)
+	return int64(after.HeapAlloc) - int64(before.HeapAlloc)
+}
+
+// fill writes keys [from, to) with TTL an hour.
+func fill(c *Cache[uint64, uint64], from, to uint64) *Cache[uint64, uint64] {
+	for k := from; k < to; k++ {
+		c.Set(k, k)
+	}
+	return c
+}
+
+// TestSmallCachesStaySmall: at GOMAXPROCS=64 an empty cache took 473 KiB
+// (512 shards with padded tables, 512 counter stripes, and its wheel's
+// hand-off shards), so programs that make many small caches paid for
+// shards and stripes they never used. Shards are made on first use, two
+// per processor; stripes start at four and grow with contention.
+//
+// Measured on the heap after a collection: an empty cache (Limit 0 and
+// 1000) within 16 KiB, and a cache of 1,000 entries within twice what its
+// entries themselves take (the heap each entry adds to a large cache:
+// node, expiry and index slots).
+func TestSmallCachesStaySmall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measures the heap of caches of up to 20,000 entries")
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(64))
+	// Everything measured stays alive until the end, so that no cache
+	// freed meanwhile (its cleanup keeps it until after a collection)
+	// blurs a later measurement.
+	var keep []*Cache[uint64, uint64]
+	defer func() {
+		for _, c := range keep {
+			c.Close()
+		}
+	}()
+	newFor := func(limit int) *Cache[uint64, uint64] {
+		c, err := New(Options[uint64, uint64]{TTL: time.Hour, Limit: limit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		keep = append(keep, c)
+		return c
+	}
+	// The heap each entry adds to a large cache.
+	c := newFor(0)
+	fill(c, 0, 10_000)
+	perEntry := heapGrowth(func() any { return fill(c, 10_000, 20_000) }) / 10_000
+
+	// The wheel's part, for the record: it is timingwheel's to shrink.
+	var sched *timingwheel.Scheduler[int]
+	wheel := heapGrowth(func() any {
+		sched, _ = timingwheel.NewScheduler(time.Hour/100, 128, func(*timingwheel.Timer[int], time.Time) time.Duration { return 0 })
+		return sched
+	})
+	defer sched.Stop()
+
+	for _, limit := range []int{0, 1000} {
+		// Several caches at once, averaged: other goroutines' allocations
+		// blur a single small measurement.
+		const caches = 8
+		cs := make([]*Cache[uint64, uint64], caches)
+		empty := heapGrowth(func() any {
+			for i := range cs {
+				cs[i] = newFor(limit)
+			}
+			return cs
+		}) / caches
+		entries := heapGrowth(func() any {
+			for _, c := range cs {
+				fill(c, 0, 1000)
+			}
+			return cs
+		}) / caches
+		total := empty + entries
+		t.Logf("GOMAXPROCS 64, Limit %d: empty %d B (its wheel about %d B of it), with 1,000 entries %d B (%d B per entry in a large cache)",
+			limit, empty, wheel, total, perEntry)
+		if max := int64(16 << 10); empty > max {
+			t.Errorf("Limit %d: empty cache takes %d B, want at most %d", limit, empty, max)
+		}
+		if max := 2 * 1000 * perEntry; total > max {
+			t.Errorf("Limit %d: 1,000-entry cache takes %d B, want at most %d (twice its entries' %d B)", limit, total, max, max/2)
+		}
+	}
+}
+
+// TestStripesGrowWithoutLosingCounts: a set of stripes replaced after
+// collisions keeps its counts for sum, and a lone reader never collides, so
+// its cache keeps the first four stripes.
+func TestStripesGrowWithoutLosingCounts(t *testing.T) {
+	var r readCounters
+	r.init(64)
+	for range 100_000 {
+		r.hit()
+	}
+	if n := len(r.cur.Load().s); n != firstStripes {
+		t.Errorf("one reader: %d stripes, want %d", n, firstStripes)
+	}
+	want := uint64(100_000)
+	for len(r.cur.Load().s) < r.max {
+		set := r.cur.Load()
+		for range growCollisions {
+			set.collisions.Add(1) // as failed compare-and-swaps do
+		}
+		r.grow(set)
+		r.hit()
+		r.miss()
+		want++
+	}
+	if n := len(r.cur.Load().s); n != r.max {
+		t.Errorf("after growing: %d stripes, want %d", n, r.max)
+	}
+	if hits, misses := r.sum(); hits != want || misses != want-100_000 {
+		t.Errorf("sum() = %d hits, %d misses; want %d, %d", hits, misses, want, want-100_000)
+	}
+}

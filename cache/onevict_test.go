@@ -1,0 +1,152 @@
+package cache
+
+import (
+	"runtime"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// TestOnEvictGoexitKeepsDelivering: an OnEvict that exits its goroutine
+// (runtime.Goexit, as t.FailNow does) ended the delivery goroutine, so
+// every later Expired event was queued forever and never delivered. A new
+// delivery goroutine takes over from the next event.
+func TestOnEvictGoexitKeepsDelivering(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var got, exits []int
+		c := newCache(t, Options[int, int]{TTL: time.Second, Resolution: 100 * time.Millisecond,
+			OnPanic: func(p Panic[int, int]) {
+				mu.Lock()
+				if p.Recovered == ErrGoexit {
+					exits = append(exits, p.Event.Key)
+				}
+				mu.Unlock()
+			},
+			OnEvict: func(e Event[int, int]) {
+				mu.Lock()
+				got = append(got, e.Key)
+				mu.Unlock()
+				if e.Key%2 == 0 {
+					runtime.Goexit()
+				}
+			}})
+		for k := range 6 {
+			c.SetWithExpire(k, k, time.Duration(k+1)*time.Second)
+		}
+		time.Sleep(10 * time.Second)
+		synctest.Wait()
+		c.Set(10, 10) // after two Goexits: still delivered
+		time.Sleep(10 * time.Second)
+		synctest.Wait()
+		mu.Lock()
+		if want := []int{0, 1, 2, 3, 4, 5, 10}; !slicesEqual(got, want) {
+			t.Errorf("OnEvict saw %v, want %v", got, want)
+		}
+		if want := []int{0, 2, 4, 10}; !slicesEqual(exits, want) {
+			t.Errorf("Goexits reported for %v, want %v", exits, want)
+		}
+		mu.Unlock()
+		c.SetWithExpire(20, 20, time.Second)
+		time.Sleep(2 * time.Second)
+		if err := c.Close(); err != nil { // returns: the last goroutine exits
+			t.Fatal(err)
+		}
+	})
+}
+
+func slicesEqual(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// TestOnEvictPanicIsReported: a panic in OnEvict ended the program when it
+// came from the delivery of an Expired event, and unwound the caller of a
+// Set or Delete otherwise. Like a timing wheel callback's panic, it is now
+// recovered and handed to OnPanic, and the cache goes on.
+func TestOnEvictPanicIsReported(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var panics []Panic[string, int]
+		var seen []Event[string, int]
+		c := newCache(t, Options[string, int]{TTL: time.Second, Limit: 2,
+			OnEvict: func(e Event[string, int]) {
+				mu.Lock()
+				seen = append(seen, e)
+				mu.Unlock()
+				panic("boom " + e.Reason.String())
+			},
+			OnPanic: func(p Panic[string, int]) {
+				mu.Lock()
+				panics = append(panics, p)
+				mu.Unlock()
+			}})
+		c.Set("a", 1)
+		c.Set("a", 2) // Replaced, on this goroutine
+		c.Delete("a") // Deleted
+		c.Set("b", 1) // expires
+		time.Sleep(2 * time.Second)
+		synctest.Wait() // Expired, on the delivery goroutine
+		c.Set("c", 1)
+		c.Set("d", 1)
+		c.Set("e", 1) // Evicted
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		if len(panics) != len(seen) || len(seen) != 6 {
+			t.Fatalf("%d events, %d panics reported, want 6 and 6: %v", len(seen), len(panics), seen)
+		}
+		for i, p := range panics {
+			if p.Event != seen[i] && p.Event.Reason != Expired {
+				t.Errorf("panic %d reports event %+v, want %+v", i, p.Event, seen[i])
+			}
+			if want := "boom " + p.Event.Reason.String(); p.Recovered != want || len(p.Stack) == 0 {
+				t.Errorf("panic %d: Recovered %v, stack %d bytes; want %q and a stack", i, p.Recovered, len(p.Stack), want)
+			}
+		}
+		if st := c.Stats(); st.Replaced != 1 || st.Deleted != 1 || st.Expired < 1 || st.Evicted != 1 {
+			t.Errorf("Stats = %+v, want every event counted", st)
+		}
+	})
+}
+
+// TestCleanupDoesNotWaitForOnEvict: the cleanup that closes a dropped
+// cache runs on the runtime's cleanup goroutine, shared by every cleanup
+// in the program. It waited for the queued Expired events to be delivered,
+// so a slow or blocked OnEvict held up every other cleanup. It now only
+// tells the delivery goroutine to finish and exit.
+func TestCleanupDoesNotWaitForOnEvict(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		delivered := 0
+		c, err := New(Options[int, int]{TTL: time.Second,
+			OnEvict: func(Event[int, int]) { <-release; delivered++ }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Set(1, 1)
+		c.Set(2, 2)
+		time.Sleep(2 * time.Second)
+		synctest.Wait() // OnEvict is blocked on the first event
+		c.c.cleanup()   // what runtime.AddCleanup runs: must return now
+		close(release)
+		synctest.Wait()
+		select {
+		case <-c.c.notify.done:
+		default:
+			t.Fatal("delivery goroutine still running after the queue was delivered")
+		}
+		if delivered != 2 {
+			t.Errorf("%d events delivered after the cleanup, want 2", delivered)
+		}
+	})
+}

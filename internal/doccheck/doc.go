@@ -1,0 +1,12 @@
+// Package doccheck holds no code: its tests check the repository's
+// documentation against the code.
+//
+//   - TestDocsCiteExistingTests: every test name (Test...) that README.md or
+//     a page of doc/ cites is a test function of the root module or of a
+//     nested module such as bench/.
+//   - TestExportedNamesDocumented: every exported name of the core module's
+//     importable packages (a function, a method of an exported type, a
+//     type, a constant, a variable, an exported struct field or interface
+//     method) has a doc comment. Commands (package main, such as the
+//     examples) are not checked: nothing in them can be imported.
+package doccheck

@@ -1,0 +1,180 @@
+package jobs
+
+import (
+	"math"
+	"time"
+
+	"github.com/ttlkit/ttlkit/timingwheel"
+)
+
+// nextTick re-arms a timer for the wheel's next tick.
+const nextTick = time.Nanosecond
+
+// fire is the wheel's callback, run on its owner goroutine for every timer
+// that falls due. It runs no user code (a custom Schedule's Next aside) and
+// never blocks: it checks the job's own state, so a stale firing (a timer
+// of a cancelled job, or one whose occurrence moved) does nothing, and
+// hands due runs to the pool. Its result re-arms the timer (see
+// timingwheel.NewScheduler).
+func (s *Scheduler) fire(t *timingwheel.Timer[*entry], now time.Time) time.Duration {
+	e := t.Value
+	switch {
+	case e.j == nil:
+		return s.clock.tick(s)
+	case e.r != nil:
+		return s.fireRetry(e.r)
+	}
+	return s.fireJob(e.j, now)
+}
+
+func (s *Scheduler) fireJob(j *job, now time.Time) time.Duration {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.done || j.next.IsZero() {
+		return 0 // cancelled, or nothing armed: a stale firing
+	}
+	occ := j.next
+	if rem := s.remaining(j, now); rem > 0 {
+		// Not due yet: the wall clock was stepped back, or this is an
+		// older arming of the timer.
+		return rem
+	}
+	if s.offer(j, occ, true) == offerFull {
+		s.st.deferred.Add(1)
+		return nextTick // late, never lost: offered again next tick
+	}
+	next := s.following(j, occ, now)
+	if j.pol.fromCompletion || (j.pol.limit > 0 && int(j.runs) >= j.pol.limit) {
+		next = time.Time{} // armed when the occurrence ends, or never
+	}
+	j.next = next
+	if next.IsZero() {
+		return 0
+	}
+	return max(s.remaining(j, now), nextTick)
+}
+
+// remaining returns how long until j.next: on the monotonic clock for
+// After and Every, on the wall clock otherwise. now is the wheel's time.
+// Locked.
+func (s *Scheduler) remaining(j *job, now time.Time) time.Duration {
+	if j.plan == planWall {
+		return j.next.Sub(s.wallAt(time.Now()))
+	}
+	return j.next.Sub(now)
+}
+
+// following returns the occurrence after occ, which is due: the first one
+// after both occ and now, so that missed occurrences collapse into the
+// one firing. Zero when the schedule has no more. Locked.
+func (s *Scheduler) following(j *job, occ, now time.Time) time.Time {
+	switch j.plan {
+	case planAfter:
+		return time.Time{}
+	case planEvery:
+		// occ + k×d with k the smallest that lands after now: whole
+		// periods from the anchor, so the schedule never drifts.
+		d := period(j.when)
+		return occ.Add(d * (now.Sub(occ)/d + 1))
+	}
+	from := s.wallAt(time.Now())
+	if from.Before(occ) {
+		from = occ
+	}
+	return j.when.Next(from)
+}
+
+// afterEnd returns the next occurrence of a FromCompletion job whose
+// occurrence ended at end (a time.Now reading). Locked.
+func (s *Scheduler) afterEnd(j *job, end time.Time) time.Time {
+	switch j.plan {
+	case planAfter:
+		return time.Time{}
+	case planEvery:
+		return end.Add(period(j.when))
+	}
+	return j.when.Next(s.wallAt(end))
+}
+
+type offerResult uint8
+
+const (
+	offerQueued  offerResult = iota // handed to the pool
+	offerWaiting                    // waits behind the active one (OverlapQueue)
+	offerSkipped                    // dropped by the overlap policy
+	offerFull                       // the pool's queue is full (or closed)
+)
+
+// offer starts an occurrence of j due at due, subject to its overlap
+// policy. scheduled is false for Trigger, whose occurrences are not
+// counted toward Limit nor reported to OnSkip. Locked.
+func (s *Scheduler) offer(j *job, due time.Time, scheduled bool) offerResult {
+	if j.active > 0 {
+		switch j.pol.overlap {
+		case OverlapQueue:
+			if !j.queued {
+				j.queued = true
+				j.activity().waiting = due
+				if scheduled {
+					j.countRun()
+				}
+				return offerWaiting
+			}
+			fallthrough
+		case OverlapSkip:
+			if scheduled {
+				s.skip(j, due)
+			}
+			return offerSkipped
+		}
+	}
+	if !s.pool.push(task{j: j, gen: j.gen, attempt: 1, due: due, first: due}) {
+		return offerFull
+	}
+	j.active++
+	if scheduled {
+		j.countRun()
+	}
+	return offerQueued
+}
+
+// skip counts a skipped occurrence and, unless one is in flight, sends an
+// OnSkip report of it to the pool. Locked.
+func (s *Scheduler) skip(j *job, due time.Time) {
+	s.st.skipped.Add(1)
+	if s.hooks.OnSkip == nil || j.skipPending {
+		return
+	}
+	if s.pool.push(task{j: j, gen: j.gen, skip: true, due: due}) {
+		j.skipPending = true
+	}
+}
+
+func (s *Scheduler) fireRetry(r *retry) time.Duration {
+	j := r.j
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.done || r.gen != j.gen {
+		return 0
+	}
+	if !s.pool.push(task{j: j, gen: j.gen, attempt: r.attempt, due: r.due, first: r.first}) {
+		s.st.deferred.Add(1)
+		return nextTick
+	}
+	for p := &j.busy.retries; *p != nil; p = &(*p).next {
+		if *p == r {
+			*p = r.next
+			break
+		}
+	}
+	j.tidy()
+	return 0
+}
+
+// countRun counts a scheduled occurrence started or queued, saturating
+// (an Every(time.Millisecond) job would wrap an int32 in 25 days). Locked.
+func (j *job) countRun() {
+	if j.runs < math.MaxInt32 {
+		j.runs++
+	}
+}

@@ -1,0 +1,320 @@
+package jobs
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"time"
+)
+
+var (
+	// ErrClosed is returned by Add, Replace and Trigger once Shutdown has
+	// begun, and by a second Shutdown.
+	ErrClosed = errors.New("jobs: closed")
+	// ErrDuplicate is returned by Add for an ID that is already scheduled.
+	ErrDuplicate = errors.New("jobs: duplicate job")
+	// ErrNotFound is returned by Trigger for an ID that is not scheduled.
+	ErrNotFound = errors.New("jobs: no such job")
+	// ErrBusy is returned by Trigger when the job's overlap policy turns
+	// the extra run away: an occurrence is active under OverlapSkip, or
+	// one is active and one already waits under OverlapQueue.
+	ErrBusy = errors.New("jobs: job busy")
+	// ErrFull is returned by Trigger when the run queue is full.
+	ErrFull = errors.New("jobs: run queue full")
+	// ErrInvalid is wrapped by the errors returned for invalid arguments
+	// and options. Test with errors.Is.
+	ErrInvalid = errors.New("jobs: invalid argument")
+	// ErrCanceled is the cause (see context.Cause) of a running run's
+	// context when its job is cancelled or replaced.
+	ErrCanceled = errors.New("jobs: job cancelled")
+	// ErrShutdown is the cause of a running run's context when the
+	// context given to Shutdown ends before the run does.
+	ErrShutdown = errors.New("jobs: shut down")
+)
+
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, args...)...)
+}
+
+// maxDelay bounds every computed delay (backoff, schedules) to about 100
+// years, so that arithmetic on it never overflows.
+const maxDelay = time.Duration(math.MaxInt64 / 3)
+
+// Overlap says what happens when an occurrence of a job comes due while an
+// earlier one is still active (queued, running, or waiting for a retry).
+type Overlap uint8
+
+const (
+	// overlapDefault, the zero value, takes the Scheduler's default.
+	overlapDefault Overlap = iota
+	// OverlapSkip drops the new occurrence and reports it to OnSkip; the
+	// schedule goes on. The default.
+	OverlapSkip
+	// OverlapQueue keeps one occurrence waiting and starts it as soon as
+	// the active one finishes; further occurrences meanwhile are skipped.
+	OverlapQueue
+	// OverlapAllow starts every occurrence, so runs of one job may
+	// overlap.
+	OverlapAllow
+)
+
+// String returns the policy's name.
+func (o Overlap) String() string {
+	switch o {
+	case OverlapSkip:
+		return "skip"
+	case OverlapQueue:
+		return "queue"
+	case OverlapAllow:
+		return "allow"
+	}
+	return fmt.Sprintf("Overlap(%d)", uint8(o))
+}
+
+// Retry is a retry policy: how often a failed run is tried again, and how
+// long to wait before each new attempt. The zero Retry, in JobOptions,
+// means the Scheduler's default, whose zero value never retries.
+//
+// The wait before attempt n+1 (n >= 1) is Base × Factor^(n-1), capped at
+// Max, then multiplied by a factor drawn uniformly from
+// [1-Jitter, 1+Jitter]. It is measured from the end of the failed attempt.
+type Retry struct {
+	// Attempts is the total number of attempts of one occurrence,
+	// counting the first: 1 means no retry. 0 means the default; a
+	// negative value is an error.
+	Attempts int
+	// Base is the wait before the second attempt. 0 means 1s.
+	Base time.Duration
+	// Max caps the wait before the jitter. 0 means no cap.
+	Max time.Duration
+	// Factor multiplies the wait after each failed attempt. 0 means 2;
+	// otherwise it must be at least 1.
+	Factor float64
+	// Jitter spreads each wait by up to ±Jitter of it, in [0, 1). 0 means
+	// none.
+	Jitter float64
+	// If, when not nil, decides whether an error may be retried; it runs
+	// on the worker goroutine of the failed run. Errors wrapped with
+	// Permanent are never retried, whatever If says. A panic in If is
+	// logged and counts as false.
+	If func(error) bool
+}
+
+func (r *Retry) isZero() bool {
+	return r.Attempts == 0 && r.Base == 0 && r.Max == 0 && r.Factor == 0 && r.Jitter == 0 && r.If == nil
+}
+
+func (r *Retry) validate(where string) error {
+	switch {
+	case r.Attempts < 0:
+		return invalid("%sRetry.Attempts %d, want >= 0", where, r.Attempts)
+	case r.Base < 0:
+		return invalid("%sRetry.Base %v, want >= 0", where, r.Base)
+	case r.Max < 0:
+		return invalid("%sRetry.Max %v, want >= 0", where, r.Max)
+	case r.Factor != 0 && !(r.Factor >= 1 && r.Factor <= math.MaxFloat64):
+		return invalid("%sRetry.Factor %v, want 0 or >= 1", where, r.Factor)
+	case !(r.Jitter >= 0 && r.Jitter < 1):
+		return invalid("%sRetry.Jitter %v, want in [0, 1)", where, r.Jitter)
+	}
+	return nil
+}
+
+// JobOptions are the optional settings of a job. In Options.Defaults they
+// apply to every job; in Add and Replace, each non-zero field overrides
+// the default.
+type JobOptions struct {
+	// Name labels the job in Run, Event, DeadLetter and JobInfo. Optional;
+	// not inherited from Defaults.
+	Name string
+	// Retry is the retry policy; the zero Retry means the default.
+	Retry Retry
+	// Timeout bounds each attempt: its context is cancelled Timeout after
+	// it starts. The run still counts as running until its function
+	// returns. 0 means the default, whose zero value is no timeout;
+	// negative is an error.
+	Timeout time.Duration
+	// Overlap is the overlap policy; 0 means the default, OverlapSkip
+	// unless Options.Defaults says otherwise.
+	Overlap Overlap
+	// Limit is the number of scheduled occurrences after which the job
+	// ends (Trigger's extra runs do not count). 0 means the default, whose
+	// zero value is no limit; negative is an error.
+	Limit int
+	// FromCompletion measures each next occurrence from the end of the
+	// previous one (after its retries) instead of from the schedule: for
+	// Every(d), d between the end of a run and the start of the next; for
+	// a cron or custom schedule, the first occurrence after the end. Runs
+	// of such a job never overlap. True in Defaults applies to every job.
+	FromCompletion bool
+	// DeadLetter, when not nil, is called once for every occurrence that
+	// failed for good: its attempts are used up, or the error was
+	// Permanent or refused by Retry.If. It runs on the worker goroutine of
+	// the last attempt, after OnFinish. nil means the default.
+	DeadLetter func(DeadLetter)
+}
+
+func (o *JobOptions) validate(where string) error {
+	switch {
+	case o.Timeout < 0:
+		return invalid("%sTimeout %v, want >= 0", where, o.Timeout)
+	case o.Overlap > OverlapAllow:
+		return invalid("%sOverlap %v, want OverlapSkip, OverlapQueue or OverlapAllow", where, o.Overlap)
+	case o.Limit < 0:
+		return invalid("%sLimit %d, want >= 0", where, o.Limit)
+	}
+	return o.Retry.validate(where)
+}
+
+// policy is a job's resolved options. Jobs that take only defaults share
+// the Scheduler's.
+type policy struct {
+	name           string
+	retry          Retry
+	timeout        time.Duration
+	overlap        Overlap
+	limit          int
+	fromCompletion bool
+	deadLetter     func(DeadLetter)
+}
+
+func resolve(o *JobOptions) policy {
+	p := policy{
+		name:           o.Name,
+		retry:          o.Retry,
+		timeout:        o.Timeout,
+		overlap:        o.Overlap,
+		limit:          o.Limit,
+		fromCompletion: o.FromCompletion,
+		deadLetter:     o.DeadLetter,
+	}
+	if p.overlap == overlapDefault {
+		p.overlap = OverlapSkip
+	}
+	if p.retry.Attempts == 0 {
+		p.retry.Attempts = 1
+	}
+	if p.retry.Base == 0 {
+		p.retry.Base = time.Second
+	}
+	if p.retry.Factor == 0 {
+		p.retry.Factor = 2
+	}
+	if p.retry.Max == 0 {
+		p.retry.Max = maxDelay
+	}
+	return p
+}
+
+// override returns the policy of a job with options o over the defaults
+// def (both validated).
+func (def *policy) override(o *JobOptions) policy {
+	p := *def
+	p.name = o.Name
+	if !o.Retry.isZero() {
+		p.retry = resolve(&JobOptions{Retry: o.Retry}).retry
+	}
+	if o.Timeout != 0 {
+		p.timeout = o.Timeout
+	}
+	if o.Overlap != overlapDefault {
+		p.overlap = o.Overlap
+	}
+	if o.Limit != 0 {
+		p.limit = o.Limit
+	}
+	p.fromCompletion = p.fromCompletion || o.FromCompletion
+	if o.DeadLetter != nil {
+		p.deadLetter = o.DeadLetter
+	}
+	return p
+}
+
+// Hooks observe runs; each field may be nil. Hooks run on worker
+// goroutines (OnCancel on the goroutine that called Cancel or Replace),
+// never on the wheel's goroutine and never with a lock held, so they may
+// call the Scheduler, Shutdown excepted. They must be safe for concurrent
+// use. A panic in a hook is recovered and logged with log/slog.
+type Hooks struct {
+	// OnStart is called before each attempt runs.
+	OnStart func(Event)
+	// OnFinish is called after each attempt, with its outcome, lateness
+	// and duration.
+	OnFinish func(Event)
+	// OnSkip is called for occurrences dropped by the overlap policy.
+	// While one is being delivered, further skips of the same job are
+	// counted in Stats but not reported again.
+	OnSkip func(Event)
+	// OnCancel is called once when a job is cancelled or replaced.
+	OnCancel func(Event)
+}
+
+// Options configures New. The zero value of every field means its
+// default.
+type Options struct {
+	// Workers is the number of runs that may execute at once, on worker
+	// goroutines started on demand and kept until Shutdown. 0 means
+	// 8 × GOMAXPROCS; negative is an error.
+	Workers int
+	// Queue bounds the runs that are due but wait for a worker. When it is
+	// full, a due run is not lost but late: the wheel offers it again on
+	// each of its ticks until there is room (Trigger fails with ErrFull
+	// instead). 0 means 65536; negative is an error.
+	Queue int
+	// Resolution is the interval of the timing wheel that drives every
+	// job: a run starts at most one Resolution after it is due, plus
+	// scheduling latency and the wait for a worker. 0 means 1ms; otherwise
+	// it must be at least 1µs.
+	Resolution time.Duration
+	// Location is where cron specs without a CRON_TZ= or TZ= prefix are
+	// read. nil means time.Local.
+	Location *time.Location
+	// Defaults are the options of every job, each overridable per job.
+	// Defaults.Name is ignored.
+	Defaults JobOptions
+	// Hooks observe every job's runs.
+	Hooks Hooks
+	// Middleware wraps every job's Func, the first element outermost;
+	// each wrapper is applied once, when the job is added.
+	Middleware []func(Func) Func
+}
+
+const (
+	defaultQueue      = 1 << 16
+	defaultResolution = time.Millisecond
+	wheelSlots        = 4096
+)
+
+// validate checks o and fills in defaults.
+func (o *Options) validate() error {
+	switch {
+	case o.Workers < 0:
+		return invalid("Options.Workers %d, want >= 0", o.Workers)
+	case o.Queue < 0:
+		return invalid("Options.Queue %d, want >= 0", o.Queue)
+	case o.Resolution < 0 || (o.Resolution > 0 && o.Resolution < time.Microsecond):
+		return invalid("Options.Resolution %v, want 0 or >= 1µs", o.Resolution)
+	}
+	for i, m := range o.Middleware {
+		if m == nil {
+			return invalid("Options.Middleware[%d] is nil", i)
+		}
+	}
+	if err := o.Defaults.validate("Options.Defaults."); err != nil {
+		return err
+	}
+	if o.Workers == 0 {
+		o.Workers = 8 * runtime.GOMAXPROCS(0)
+	}
+	if o.Queue == 0 {
+		o.Queue = defaultQueue
+	}
+	if o.Resolution == 0 {
+		o.Resolution = defaultResolution
+	}
+	if o.Location == nil {
+		o.Location = time.Local
+	}
+	return nil
+}

@@ -1,0 +1,166 @@
+package jobs
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"time"
+)
+
+// exec runs one task on a worker goroutine. When the attempt ends its
+// occurrence and an occurrence waits behind it (OverlapQueue), exec
+// returns that one to run next on the same worker.
+func (s *Scheduler) exec(t task) (task, bool) {
+	j := t.j
+	if t.skip {
+		j.mu.Lock()
+		j.skipPending = false
+		j.mu.Unlock()
+		callHook("OnSkip", s.hooks.OnSkip, Event{Run: Run{ID: j.id, Name: j.pol.name, Scheduled: t.due}, Outcome: Skipped})
+		return task{}, false
+	}
+	j.mu.Lock()
+	if j.gen != t.gen || s.closing.Load() {
+		j.mu.Unlock()
+		return task{}, false // cancelled or replaced while queued; or shutting down
+	}
+	// A context of its own, not a child of one the Scheduler holds: a
+	// shared parent would register every run under one lock. Cancel and
+	// Shutdown reach it through the job's busy record.
+	ctx, cancel := context.WithCancelCause(context.Background())
+	b := j.activity()
+	x := &execution{cancel: cancel, next: b.execs}
+	b.execs = x
+	j.mu.Unlock()
+	s.st.running.Add(1)
+
+	r := Run{ID: j.id, Name: j.pol.name, Attempt: int(t.attempt), Scheduled: t.due, Started: time.Now()}
+	lateness := r.Started.Sub(r.Scheduled)
+	callHook("OnStart", s.hooks.OnStart, Event{Run: r, Lateness: lateness})
+	runCtx := ctx
+	if j.pol.timeout > 0 {
+		var stop context.CancelFunc
+		runCtx, stop = context.WithTimeout(ctx, j.pol.timeout)
+		defer stop()
+	}
+	err := call(j.fn, runCtx, r)
+	end := time.Now()
+	cancel(nil)
+	s.st.running.Add(-1)
+
+	// Retry.If is user code: asked before the lock is taken.
+	again := err != nil && int(t.attempt) < j.pol.retry.Attempts && retryable(&j.pol.retry, err)
+	var next task
+	var more bool
+	out := Succeeded
+	j.mu.Lock()
+	for p := &j.busy.execs; *p != nil; p = &(*p).next {
+		if *p == x {
+			*p = x.next
+			break
+		}
+	}
+	current := j.gen == t.gen
+	switch {
+	case err == nil:
+	case !current || s.closing.Load():
+		out = Canceled
+	case again:
+		if s.retryLocked(j, t, end) {
+			out = Retrying
+		} else {
+			out = Canceled // the wheel stopped: shutting down
+		}
+	default:
+		out = Failed
+	}
+	if out != Retrying && current {
+		next, more = s.endLocked(j, end)
+	}
+	j.tidy()
+	j.mu.Unlock()
+
+	s.count(out)
+	callHook("OnFinish", s.hooks.OnFinish, Event{Run: r, Outcome: out, Err: err, Lateness: lateness, Duration: end.Sub(r.Started)})
+	if out == Failed {
+		s.st.deadLetters.Add(1)
+		callHook("DeadLetter", j.pol.deadLetter, DeadLetter{ID: j.id, Name: j.pol.name, Scheduled: t.first, Attempts: int(t.attempt), Err: err})
+	}
+	return next, more
+}
+
+// retryable reports whether err may be retried: not Permanent, and
+// accepted by r.If. A panic in r.If counts as a refusal and is logged.
+func retryable(r *Retry, err error) (ok bool) {
+	if IsPermanent(err) {
+		return false
+	}
+	if r.If == nil {
+		return true
+	}
+	callHook("Retry.If", func(err error) { ok = r.If(err) }, err)
+	return ok
+}
+
+// retryLocked arms the next attempt of t's occurrence, which failed at
+// end, and reports whether the wheel took it. Locked.
+func (s *Scheduler) retryLocked(j *job, t task, end time.Time) bool {
+	due := end.Add(backoff(&j.pol.retry, int(t.attempt)))
+	b := j.activity()
+	r := &retry{gen: j.gen, attempt: t.attempt + 1, due: due, first: t.first, next: b.retries}
+	r.entry = entry{j: j, r: r}
+	r.tw.Value = &r.entry
+	if s.sched.ScheduleAt(&r.tw, due) != nil {
+		return false
+	}
+	b.retries = r
+	return true
+}
+
+// backoff returns the wait after the failed attempt n (from 1).
+func backoff(r *Retry, n int) time.Duration {
+	d := float64(r.Base) * math.Pow(r.Factor, float64(n-1))
+	d = min(d, float64(r.Max), float64(maxDelay))
+	if r.Jitter > 0 {
+		d *= 1 + r.Jitter*(2*rand.Float64()-1)
+	}
+	return max(time.Duration(d), 1)
+}
+
+// endLocked ends one active occurrence of j at end: it starts the one
+// waiting behind it, if any (returned to run next on this worker), arms a
+// FromCompletion job's next occurrence, and retires the job when nothing
+// is left. Locked.
+func (s *Scheduler) endLocked(j *job, end time.Time) (task, bool) {
+	j.active--
+	if j.queued && !s.closing.Load() {
+		j.queued = false
+		j.active++
+		due := j.busy.waiting
+		return task{j: j, gen: j.gen, attempt: 1, due: due, first: due}, true
+	}
+	if j.pol.fromCompletion && j.next.IsZero() && !j.done && (j.pol.limit == 0 || int(j.runs) < j.pol.limit) {
+		if j.next = s.afterEnd(j, end); !j.next.IsZero() {
+			if s.arm(j, end) != nil {
+				j.next = time.Time{}
+			}
+		}
+	}
+	if j.active == 0 && j.next.IsZero() {
+		s.retireLocked(j)
+	}
+	return task{}, false
+}
+
+func (s *Scheduler) count(o Outcome) {
+	switch o {
+	case Succeeded:
+		s.st.succeeded.Add(1)
+	case Retrying:
+		s.st.retried.Add(1)
+	case Failed:
+		s.st.failed.Add(1)
+	case Canceled:
+		s.st.interrupted.Add(1)
+	}
+}

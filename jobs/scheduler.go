@@ -1,0 +1,452 @@
+package jobs
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ttlkit/ttlkit/timingwheel"
+)
+
+// Scheduler runs jobs on their schedules. All its methods are safe for
+// concurrent use, from any goroutine, including from inside a Func or a
+// hook (Shutdown excepted: called from a run, it would wait for itself).
+type Scheduler struct {
+	sched *timingwheel.Scheduler[*entry]
+	pool  *pool
+	def   policy
+	hooks Hooks
+	mw    []func(Func) Func
+	loc   *time.Location
+
+	mu      sync.Mutex // guards jobs and closing's transition
+	jobs    map[string]*job
+	closing atomic.Bool
+
+	clock clock
+	bg    sync.WaitGroup // wall-clock re-arming goroutines
+
+	st counters
+}
+
+// entry is the wheel's view of a timer: a job's occurrence timer (r nil),
+// one of its retries, or the wall-clock watcher (j nil).
+type entry struct {
+	tw timingwheel.Timer[*entry]
+	j  *job
+	r  *retry
+}
+
+// job is one scheduled job. Everything below mu is guarded by it; the
+// fields above are set before the job is published and never change. A
+// pending job is 160 bytes; one with attempts running, retries armed or an
+// occurrence waiting holds a busy record besides.
+type job struct {
+	entry
+	id   string
+	fn   Func
+	when Schedule
+	pol  *policy
+	plan plan
+
+	mu     sync.Mutex
+	done   bool // cancelled, replaced or ended: no future occurrence
+	queued bool // an occurrence waits under OverlapQueue (busy.waiting)
+	// skipPending: an OnSkip report of this job is in the pool.
+	skipPending bool
+	gen         uint32    // bumped when the job is cancelled or replaced
+	active      int32     // occurrences queued, running or waiting for a retry
+	runs        int32     // scheduled occurrences started or queued (for Limit)
+	next        time.Time // the armed occurrence; zero when none is armed
+	busy        *busy     // nil while idle
+}
+
+// busy is the part of a job's state that exists only while it is active.
+type busy struct {
+	execs   *execution // running attempts
+	retries *retry     // armed retries
+	waiting time.Time  // due time of the occurrence waiting (queued)
+}
+
+// activity returns j's busy record, making it if need be. Locked.
+func (j *job) activity() *busy {
+	if j.busy == nil {
+		j.busy = &busy{}
+	}
+	return j.busy
+}
+
+// tidy drops j's busy record once nothing in it is in use. Locked.
+func (j *job) tidy() {
+	if b := j.busy; b != nil && b.execs == nil && b.retries == nil && !j.queued {
+		j.busy = nil
+	}
+}
+
+// execution is one running attempt, so that Cancel can cancel its context.
+type execution struct {
+	cancel context.CancelCauseFunc
+	next   *execution
+}
+
+// retry is an armed retry of one occurrence.
+type retry struct {
+	entry
+	gen     uint32
+	attempt int32
+	due     time.Time
+	first   time.Time
+	next    *retry
+}
+
+// New returns a started Scheduler configured by opts (see Options for the
+// zero values). It returns an error wrapping ErrInvalid for invalid
+// options.
+func New(opts Options) (*Scheduler, error) {
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	s := &Scheduler{
+		def:   resolve(&opts.Defaults),
+		hooks: opts.Hooks,
+		mw:    append([]func(Func) Func(nil), opts.Middleware...),
+		loc:   opts.Location,
+		jobs:  make(map[string]*job),
+	}
+	s.def.name = "" // Defaults.Name is ignored
+	s.pool = newPool(opts.Workers, opts.Queue, s.exec)
+	sched, err := timingwheel.NewScheduler(opts.Resolution, wheelSlots, s.fire,
+		timingwheel.WithPanicHandler(func(p timingwheel.Panic) {
+			// fire runs no user code (Schedule.Next aside), so this is a
+			// bug here or a panicking custom Schedule; the wheel goes on.
+			slog.Error("jobs: wheel callback panicked", "panic", p.Recovered, "stack", string(p.Stack))
+		}))
+	if err != nil {
+		return nil, err // not reachable with validated options
+	}
+	s.sched = sched
+	s.clock.e.tw.Value = &s.clock.e
+	return s, nil
+}
+
+// Add schedules fn to run on when's occurrences under the ID id, with the
+// Scheduler's default options overridden by opts' non-zero fields (at most
+// one JobOptions). It returns ErrDuplicate if id is already scheduled,
+// ErrClosed once Shutdown has begun, and an error wrapping ErrInvalid for
+// an empty id, a nil fn or when, a schedule with no occurrence (After or
+// Every with d <= 0, At(zero Time), a custom Schedule whose Next returns
+// the zero Time), or invalid options. O(1) plus the first call of a
+// custom Schedule's Next; the job costs about 200 bytes while pending.
+func (s *Scheduler) Add(id string, when Schedule, fn Func, opts ...JobOptions) error {
+	return s.add(id, when, fn, opts, false)
+}
+
+// Replace is Add for an ID that may already be scheduled: the old job, if
+// any, is cancelled as by Cancel (its running attempts' contexts are
+// cancelled and it never runs again; OnCancel reports it) and the new one
+// takes its ID, in one step, so Trigger, Info and Cancel see either the
+// old job or the new one. A running attempt of the old job may still be
+// finishing while the new one starts. On error nothing changes.
+func (s *Scheduler) Replace(id string, when Schedule, fn Func, opts ...JobOptions) error {
+	return s.add(id, when, fn, opts, true)
+}
+
+func (s *Scheduler) add(id string, when Schedule, fn Func, opts []JobOptions, replace bool) error {
+	j, err := s.newJob(id, when, fn, opts)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	if j.next, err = s.first(j, now); err != nil {
+		return err
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	s.mu.Lock()
+	if s.closing.Load() {
+		s.mu.Unlock()
+		return ErrClosed
+	}
+	old := s.jobs[id]
+	if old != nil && !replace {
+		s.mu.Unlock()
+		return ErrDuplicate
+	}
+	s.jobs[id] = j
+	s.mu.Unlock()
+	s.st.added.Add(1)
+	if j.plan == planWall {
+		s.watchClock(1)
+	}
+	if err := s.arm(j, now); err != nil {
+		// Shutdown stopped the wheel after the check above.
+		s.retireLocked(j)
+		return ErrClosed
+	}
+	if old != nil {
+		// Lock order is job before table, never two jobs at once:
+		// cancel the old job once the new one is released.
+		defer s.kill(old, ErrCanceled)
+	}
+	return nil
+}
+
+func (s *Scheduler) newJob(id string, when Schedule, fn Func, opts []JobOptions) (*job, error) {
+	switch {
+	case id == "":
+		return nil, invalid("empty job ID")
+	case fn == nil:
+		return nil, invalid("job %q: nil Func", id)
+	case len(opts) > 1:
+		return nil, invalid("job %q: %d JobOptions, want at most 1", id, len(opts))
+	}
+	p, err := planOf(when, "")
+	if err != nil {
+		_, err = planOf(when, where(id)) // the same error, naming the job
+		return nil, err
+	}
+	j := &job{id: id, when: when, plan: p, pol: &s.def}
+	if len(opts) == 1 {
+		if err := opts[0].validate(""); err != nil {
+			return nil, opts[0].validate(where(id))
+		}
+		pol := s.def.override(&opts[0])
+		j.pol = &pol
+	}
+	if z, ok := when.(zoned); ok {
+		j.when = z.in(s.loc)
+	}
+	j.fn = fn
+	for i := len(s.mw) - 1; i >= 0; i-- {
+		j.fn = s.mw[i](j.fn)
+	}
+	j.entry.j = j
+	j.tw.Value = &j.entry
+	return j, nil
+}
+
+// where prefixes the errors about the job id; made only for an error.
+func where(id string) string { return fmt.Sprintf("job %q: ", id) }
+
+// first returns j's first occurrence.
+func (s *Scheduler) first(j *job, now time.Time) (time.Time, error) {
+	switch j.plan {
+	case planAfter, planEvery:
+		return now.Add(period(j.when)), nil
+	}
+	if a, ok := j.when.(at); ok {
+		return a.t, nil // At runs even if t has passed
+	}
+	next := j.when.Next(s.wallAt(now))
+	if next.IsZero() {
+		return time.Time{}, invalid("job %q: schedule %v has no occurrence after %v", j.id, j.when, s.wallAt(now))
+	}
+	return next, nil
+}
+
+// period returns the d of After(d) or Every(d).
+func period(w Schedule) time.Duration {
+	switch w := w.(type) {
+	case after:
+		return min(w.d, maxDelay)
+	case every:
+		return min(w.d, maxDelay)
+	}
+	return 0
+}
+
+// arm schedules j's timer for j.next; now is a time.Now reading. Locked.
+func (s *Scheduler) arm(j *job, now time.Time) error {
+	at := j.next
+	if j.plan == planWall {
+		at = now.Add(j.next.Sub(s.wallAt(now)))
+	}
+	return s.sched.ScheduleAt(&j.tw, at)
+}
+
+// Cancel removes the job with the ID id and reports whether there was one.
+// The job never runs again: its armed occurrence and retries are dropped,
+// a queued run does not start, and the contexts of its running attempts
+// are cancelled with the cause ErrCanceled (Cancel does not wait for them
+// to return). OnCancel is called on the calling goroutine. O(1) plus the
+// job's running attempts and armed retries.
+func (s *Scheduler) Cancel(id string) bool {
+	s.mu.Lock()
+	j := s.jobs[id]
+	if j != nil {
+		delete(s.jobs, id)
+	}
+	s.mu.Unlock()
+	if j == nil {
+		return false
+	}
+	s.kill(j, ErrCanceled)
+	return true
+}
+
+// kill ends j, already out of the table: no future occurrence, retry or
+// queued run; running attempts are cancelled with cause.
+func (s *Scheduler) kill(j *job, cause error) {
+	j.mu.Lock()
+	j.gen++
+	if b := j.busy; b != nil {
+		for x := b.execs; x != nil; x = x.next {
+			x.cancel(cause)
+		}
+		for r := b.retries; r != nil; r = r.next {
+			_ = s.sched.Cancel(&r.tw)
+		}
+		b.retries = nil
+	}
+	if !j.next.IsZero() {
+		_ = s.sched.Cancel(&j.tw)
+		j.next = time.Time{}
+	}
+	j.queued = false
+	j.tidy()
+	wasDone := j.done
+	s.retireLocked(j)
+	j.mu.Unlock()
+	if !wasDone {
+		s.st.canceled.Add(1)
+		callHook("OnCancel", s.hooks.OnCancel, Event{Run: Run{ID: j.id, Name: j.pol.name}, Outcome: Removed})
+	}
+}
+
+// retireLocked marks j done and takes it out of the table if it is still
+// there. Locked; takes the table lock.
+func (s *Scheduler) retireLocked(j *job) {
+	if j.done {
+		return
+	}
+	j.done = true
+	if j.plan == planWall {
+		s.watchClock(-1)
+	}
+	s.mu.Lock()
+	if s.jobs[j.id] == j {
+		delete(s.jobs, j.id)
+	}
+	s.mu.Unlock()
+}
+
+// Trigger starts an extra occurrence of the job with the ID id now, out of
+// its schedule, which it does not change; it does not count toward
+// Limit. The job's overlap policy applies: it returns ErrBusy if the
+// occurrence is turned away, nil once it is queued for a worker (or
+// waiting under OverlapQueue). It returns ErrNotFound for an unknown id,
+// ErrFull when the run queue is full, and ErrClosed after Shutdown.
+func (s *Scheduler) Trigger(id string) error {
+	if s.closing.Load() {
+		return ErrClosed
+	}
+	s.mu.Lock()
+	j := s.jobs[id]
+	s.mu.Unlock()
+	if j == nil {
+		return ErrNotFound
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.done {
+		return ErrNotFound
+	}
+	switch s.offer(j, time.Now(), false) {
+	case offerFull:
+		if s.closing.Load() {
+			return ErrClosed
+		}
+		return ErrFull
+	case offerSkipped:
+		return ErrBusy
+	}
+	return nil
+}
+
+// JobInfo describes a scheduled job.
+type JobInfo struct {
+	// ID and Name are the job's.
+	ID, Name string
+	// Next is when the next scheduled occurrence is due; zero when none
+	// is armed (the job waits for its active occurrence to end, or has no
+	// more).
+	Next time.Time
+	// Active counts the occurrences queued, running or waiting for a retry.
+	Active int
+	// Runs counts the scheduled occurrences started so far (saturating
+	// at 2^31-1).
+	Runs int
+}
+
+// Info returns the job with the ID id, and false if there is none. A job
+// is there from Add until Cancel, Replace, or the end of its last
+// occurrence.
+func (s *Scheduler) Info(id string) (JobInfo, bool) {
+	s.mu.Lock()
+	j := s.jobs[id]
+	s.mu.Unlock()
+	if j == nil {
+		return JobInfo{}, false
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return JobInfo{ID: j.id, Name: j.pol.name, Next: j.next, Active: int(j.active), Runs: int(j.runs)}, true
+}
+
+// Len returns the number of jobs scheduled: added and neither cancelled,
+// replaced nor ended. O(1).
+func (s *Scheduler) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.jobs)
+}
+
+// Shutdown stops the Scheduler: Add, Replace and Trigger return ErrClosed
+// from now on, no occurrence or retry fires any more, and runs queued for
+// a worker are dropped (counted in Stats.Dropped). It then waits for the
+// running attempts to return, and returns nil once they have and every
+// goroutine of the Scheduler has exited. If ctx ends first, it cancels the
+// running attempts' contexts with the cause ErrShutdown and returns
+// ctx.Err() without waiting further. Attempts that fail during Shutdown
+// are not retried (outcome Canceled). A second call returns ErrClosed.
+// Shutdown must not be called from a Func or a hook.
+func (s *Scheduler) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	if s.closing.Load() {
+		s.mu.Unlock()
+		return ErrClosed
+	}
+	s.closing.Store(true)
+	all := s.jobs
+	s.jobs = map[string]*job{}
+	s.mu.Unlock()
+	s.sched.Stop()
+	s.st.dropped.Add(uint64(s.pool.close()))
+	done := make(chan struct{})
+	go func() {
+		s.pool.wg.Wait()
+		s.bg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+	}
+	// Every attempt still running belongs to a job of the table: one that
+	// left it (cancelled, replaced, or ended with nothing active) had its
+	// attempts cancelled already, or had none.
+	for _, j := range all {
+		j.mu.Lock()
+		if j.busy != nil {
+			for x := j.busy.execs; x != nil; x = x.next {
+				x.cancel(ErrShutdown)
+			}
+		}
+		j.mu.Unlock()
+	}
+	return ctx.Err()
+}

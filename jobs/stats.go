@@ -1,0 +1,65 @@
+package jobs
+
+import "sync/atomic"
+
+// Stats are the Scheduler's counters since New. Counters are read one by
+// one, not as a single snapshot, while jobs run.
+type Stats struct {
+	// Jobs is the number of jobs scheduled (Len).
+	Jobs int
+	// Queued is the number of runs due and waiting for a worker.
+	Queued int
+	// Running is the number of attempts running now.
+	Running int
+
+	// Added counts jobs added by Add and Replace.
+	Added uint64
+	// Canceled counts jobs ended by Cancel or Replace.
+	Canceled uint64
+	// Succeeded, Retried, Failed and Interrupted count finished attempts
+	// by outcome (Succeeded, Retrying, Failed, Canceled).
+	Succeeded, Retried, Failed, Interrupted uint64
+	// DeadLetters counts occurrences that failed for good (each is one
+	// Failed attempt).
+	DeadLetters uint64
+	// Skipped counts occurrences dropped by the overlap policy.
+	Skipped uint64
+	// Deferred counts the times a due run found the queue full and was
+	// offered again on the next tick.
+	Deferred uint64
+	// Dropped counts runs that were queued, never started, when Shutdown
+	// began.
+	Dropped uint64
+	// ClockSteps counts the wall-clock steps detected (more than a second
+	// against the monotonic clock), each of which re-armed the wall-clock
+	// jobs.
+	ClockSteps uint64
+}
+
+type counters struct {
+	added, canceled                                     atomic.Uint64
+	succeeded, retried, failed, interrupted             atomic.Uint64
+	deadLetters, skipped, deferred, dropped, clockSteps atomic.Uint64
+	running                                             atomic.Int64
+}
+
+// Stats returns the Scheduler's counters. O(1).
+func (s *Scheduler) Stats() Stats {
+	c := &s.st
+	return Stats{
+		Jobs:        s.Len(),
+		Queued:      s.pool.queued(),
+		Running:     int(c.running.Load()),
+		Added:       c.added.Load(),
+		Canceled:    c.canceled.Load(),
+		Succeeded:   c.succeeded.Load(),
+		Retried:     c.retried.Load(),
+		Failed:      c.failed.Load(),
+		Interrupted: c.interrupted.Load(),
+		DeadLetters: c.deadLetters.Load(),
+		Skipped:     c.skipped.Load(),
+		Deferred:    c.deferred.Load(),
+		Dropped:     c.dropped.Load(),
+		ClockSteps:  c.clockSteps.Load(),
+	}
+}

@@ -1,0 +1,129 @@
+package natsjobs
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+func TestServerCron(t *testing.T) {
+	berlin, err := time.LoadLocation("Europe/Berlin")
+	if err != nil {
+		t.Skip("no time zone database")
+	}
+	for _, tc := range []struct {
+		spec          string
+		loc           *time.Location
+		pattern, zone string
+	}{
+		{"*/5 * * * *", nil, "0 */5 * * * *", ""},
+		{"30 0 9 * * MON-FRI", berlin, "30 0 9 * * MON-FRI", "Europe/Berlin"},
+		{"CRON_TZ=Asia/Kolkata 0 9 * * *", nil, "0 0 9 * * *", "Asia/Kolkata"},
+		{"@hourly", time.UTC, "@hourly", ""},
+		{"@every 90s", berlin, "@every 90s", ""},
+	} {
+		pattern, zone, err := serverCron(tc.spec, tc.loc)
+		if err != nil || pattern != tc.pattern || zone != tc.zone {
+			t.Errorf("serverCron(%q) = %q, %q, %v; want %q, %q", tc.spec, pattern, zone, err, tc.pattern, tc.zone)
+		}
+	}
+}
+
+// A cron job every second: the server fires it once per second however
+// many workers share the queue, and Cancel stops it.
+func TestCronEverySecond(t *testing.T) {
+	c := open(t, Config{})
+	ctx := context.Background()
+	runs := make(chan Run, 100)
+	fn := func(ctx context.Context, r Run) error { runs <- r; return nil }
+	stop1 := work(t, c, "q", fn, WorkOptions{})
+	stop2 := work(t, c, "q", fn, WorkOptions{})
+	berlin, err := time.LoadLocation("Europe/Berlin")
+	if err != nil {
+		berlin = nil
+	}
+	if err := c.EnqueueCron(ctx, Job{Queue: "q", ID: "tick", Payload: []byte("t")}, "* * * * * *", berlin); err != nil {
+		t.Fatal(err)
+	}
+	seconds := map[int64]int{}
+	for range 3 {
+		r := recv(t, runs, "cron run")
+		if r.ID != "tick" || string(r.Payload) != "t" {
+			t.Errorf("run %+v, want tick with payload t", r)
+		}
+		seconds[r.Scheduled.Round(time.Second).Unix()]++
+	}
+	for s, n := range seconds {
+		if n != 1 {
+			t.Errorf("second %d: %d runs, want 1", s, n)
+		}
+	}
+	// With no worker running, the schedule stays Pending (its latest
+	// activation may wait as Due).
+	stop1()
+	stop2()
+	if st, err := c.Stats(ctx, "q"); err != nil || st.Pending < 1 {
+		t.Errorf("Stats = %+v, %v; want the schedule Pending", st, err)
+	}
+	work(t, c, "q", fn, WorkOptions{})
+	if ok, err := c.Cancel(ctx, "q", "tick"); !ok || err != nil {
+		t.Fatalf("Cancel = %v, %v", ok, err)
+	}
+	// A sentinel due after the next activation: once it ran, a
+	// surviving schedule would have fired too.
+	if err := c.EnqueueAfter(ctx, Job{Queue: "q", ID: "last"}, 2*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	extra := 0
+	for r := recv(t, runs, "sentinel"); r.ID != "last"; r = recv(t, runs, "sentinel") {
+		extra++
+	}
+	if extra > 1 { // one activation may have been in flight at Cancel
+		t.Errorf("%d runs after Cancel, want at most 1 in flight", extra)
+	}
+}
+
+// The cron proof, 20 s long, so only with NATSJOBS_FULL=1: a
+// per-second cron job runs 10 ± 1 times in 10 s, and after the embedded
+// server was down for 5 s it catches up with one run, not five.
+func TestCronTenSecondsAndOutage(t *testing.T) {
+	if size(0, 1) == 0 {
+		t.Skip("set NATSJOBS_FULL=1 (20 s of cron)")
+	}
+	dir := t.TempDir()
+	ctx := context.Background()
+	cfg := Config{StoreDir: dir, Queues: []string{"q"}}
+	runs := make(chan Run, 100)
+	fn := func(ctx context.Context, r Run) error { runs <- r; return nil }
+	c := open(t, cfg)
+	stop := work(t, c, "q", fn, WorkOptions{})
+	if err := c.EnqueueCron(ctx, Job{Queue: "q", ID: "tick"}, "* * * * * *", nil); err != nil {
+		t.Fatal(err)
+	}
+	first := recv(t, runs, "first run")
+	end := first.Started.Add(10 * time.Second)
+	n := 1
+	for r := recv(t, runs, "run"); r.Started.Before(end); r = recv(t, runs, "run") {
+		n++
+	}
+	if n < 9 || n > 11 {
+		t.Errorf("%d runs in 10 s, want 10 ± 1", n)
+	}
+	stop()
+	c.Close()
+	for len(runs) > 0 {
+		<-runs
+	}
+	<-time.After(5 * time.Second) // the outage itself, not synchronization
+	back := time.Now()
+	c = open(t, cfg)
+	work(t, c, "q", fn, WorkOptions{})
+	catchUp := 0
+	for r := recv(t, runs, "run after the outage"); r.Started.Before(back.Add(1500 * time.Millisecond)); r = recv(t, runs, "run") {
+		catchUp++
+	}
+	if catchUp > 2 {
+		t.Errorf("%d runs in the 1.5 s after a 5 s outage, want the one catch-up (and at most one regular tick)", catchUp)
+	}
+	t.Logf("%d runs in 10 s; %d in the 1.5 s after a 5 s outage", n, catchUp)
+}

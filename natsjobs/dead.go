@@ -1,0 +1,187 @@
+package natsjobs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// DeadLetter is a job that failed for the last time, as stored in its
+// queue's dead letters: at most one per Queue and ID (a later failure of
+// the same ID replaces it).
+type DeadLetter struct {
+	Job      Job
+	Attempts int       // runs started, including crashed ones
+	Err      string    // the last error's text
+	Failed   time.Time // when it was dead-lettered
+}
+
+// bury stores j as a dead letter. The message ID names the delivery, so a
+// second attempt to bury the same delivery (a worker that died between
+// storing and acknowledging, then the server's advisory) is dropped by the
+// server and OnDead runs once.
+func (w *worker) bury(ctx context.Context, j Job, seq uint64, attempts int, cause error) error {
+	text := strings.Map(func(r rune) rune {
+		if r == '\r' || r == '\n' {
+			return ' '
+		}
+		return r
+	}, cause.Error())
+	if len(text) > 2048 {
+		text = text[:2048]
+	}
+	now := time.Now()
+	msg := &nats.Msg{Subject: deadSubject(j.Queue, j.ID), Data: j.Payload, Header: nats.Header{}}
+	for k, v := range j.Header {
+		msg.Header.Set(k, v)
+	}
+	msg.Header.Set(hdrAttempts, strconv.Itoa(attempts))
+	msg.Header.Set(hdrError, text)
+	msg.Header.Set(hdrFailed, strconv.FormatInt(now.UnixNano(), 10))
+	ack, err := w.c.js.PublishMsg(ctx, msg, jetstream.WithMsgID(j.ID+"/"+strconv.FormatUint(seq, 10)))
+	if err != nil {
+		return w.c.apiErr("dead letter "+j.ID, err)
+	}
+	if h := w.opts.DeadLetter; h != nil && !ack.Duplicate {
+		h(DeadLetter{Job: j, Attempts: attempts, Err: text, Failed: now})
+	}
+	return nil
+}
+
+// advisory handles the server's notice that a delivery reached the
+// consumer's MaxDeliver without an outcome (its workers kept dying): the
+// job is dead-lettered and removed from the work stream.
+func (w *worker) advisory(m jetstream.Msg) {
+	var a struct {
+		StreamSeq  uint64 `json:"stream_seq"`
+		Deliveries uint64 `json:"deliveries"`
+	}
+	if err := json.Unmarshal(m.Data(), &a); err != nil || a.StreamSeq == 0 {
+		m.Term()
+		return
+	}
+	ctx, cancel := context.WithTimeout(w.ctx, w.c.cfg.Timeout)
+	defer cancel()
+	raw, err := w.stream.GetMsg(ctx, a.StreamSeq)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		m.Ack() // acknowledged or replaced meanwhile
+		return
+	}
+	if err != nil {
+		m.Nak()
+		return
+	}
+	prefix := readySubject(w.queue, "")
+	if !strings.HasPrefix(raw.Subject, prefix) {
+		m.Ack()
+		return
+	}
+	prior, _ := strconv.Atoi(raw.Header.Get(hdrAttempts))
+	j := Job{Queue: w.queue, ID: idOf(raw.Subject, prefix), Payload: raw.Data, Header: userHeader(raw.Header)}
+	cause := fmt.Errorf("natsjobs: delivered %d times without an outcome (the worker died or overran AckWait each time)", a.Deliveries)
+	if err := w.bury(ctx, j, a.StreamSeq, prior+int(a.Deliveries), cause); err != nil {
+		m.Nak()
+		return
+	}
+	if err := w.stream.DeleteMsg(ctx, a.StreamSeq); err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) && !errIs(err, jetstream.JSErrCodeMessageNotFound) {
+		m.Nak()
+		return
+	}
+	m.Ack()
+}
+
+// DeadLetters returns the queue's dead letters, oldest first.
+func (c *Client) DeadLetters(ctx context.Context, queue string) ([]DeadLetter, error) {
+	if err := c.checkQueue(queue); err != nil {
+		return nil, err
+	}
+	if err := c.ready(); err != nil {
+		return nil, err
+	}
+	ctx, cancel := c.timeout(ctx)
+	defer cancel()
+	s, err := c.js.Stream(ctx, deadStream(queue))
+	if err != nil {
+		return nil, c.apiErr("dead letters", err)
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		return nil, c.apiErr("dead letters", err)
+	}
+	if info.State.Msgs == 0 {
+		return nil, nil
+	}
+	cons, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
+	if err != nil {
+		return nil, c.apiErr("dead letters", err)
+	}
+	var out []DeadLetter
+	prefix := deadSubject(queue, "")
+	for {
+		m, err := cons.Next(jetstream.FetchContext(ctx))
+		if err != nil {
+			return out, c.apiErr("dead letters", err)
+		}
+		meta, err := m.Metadata()
+		if err != nil {
+			return out, c.apiErr("dead letters", err)
+		}
+		out = append(out, deadLetter(queue, idOf(m.Subject(), prefix), m.Data(), m.Headers()))
+		if meta.NumPending == 0 || meta.Sequence.Stream >= info.State.LastSeq {
+			return out, nil
+		}
+	}
+}
+
+func deadLetter(queue, id string, data []byte, h nats.Header) DeadLetter {
+	attempts, _ := strconv.Atoi(h.Get(hdrAttempts))
+	ns, _ := strconv.ParseInt(h.Get(hdrFailed), 10, 64)
+	return DeadLetter{
+		Job:      Job{Queue: queue, ID: id, Payload: data, Header: userHeader(h)},
+		Attempts: attempts,
+		Err:      h.Get(hdrError),
+		Failed:   time.Unix(0, ns),
+	}
+}
+
+// Redrive enqueues the dead job with this ID again, to run now with a
+// fresh count of attempts, and removes its dead letter. It returns
+// ErrNotFound if the queue holds no dead letter for id.
+func (c *Client) Redrive(ctx context.Context, queue, id string) error {
+	if err := c.checkQueue(queue); err != nil {
+		return err
+	}
+	if err := checkID(id); err != nil {
+		return err
+	}
+	if err := c.ready(); err != nil {
+		return err
+	}
+	ctx, cancel := c.timeout(ctx)
+	defer cancel()
+	s, err := c.js.Stream(ctx, deadStream(queue))
+	if err != nil {
+		return c.apiErr("redrive", err)
+	}
+	raw, err := s.GetLastMsgForSubject(ctx, deadSubject(queue, id))
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return fmt.Errorf("%w: no dead letter %s in queue %s", ErrNotFound, id, queue)
+	}
+	if err != nil {
+		return c.apiErr("redrive", err)
+	}
+	dl := deadLetter(queue, id, raw.Data, raw.Header)
+	if err := c.Enqueue(ctx, dl.Job); err != nil {
+		return err
+	}
+	// Remove exactly the letter that was re-enqueued: a newer one that
+	// arrived meanwhile stays.
+	return c.apiErr("redrive", s.DeleteMsg(ctx, raw.Sequence))
+}

@@ -1,0 +1,65 @@
+// Package natsjobs keeps jobs on NATS JetStream, so that they survive
+// restarts and crashes and spread over many worker processes: enqueue a
+// job to run now, at a time, after a delay or on a cron spec; any number
+// of workers in any number of processes share each queue, and one of them
+// runs each job.
+//
+//	c, err := natsjobs.Open(ctx, natsjobs.Config{
+//		StoreDir: "/var/lib/shop/jobs", // embedded server, data kept here
+//		Queues:   []string{"orders"},
+//	})
+//	...
+//	defer c.Close()
+//
+//	// Cancel the order if it is still unpaid in 15 minutes.
+//	c.EnqueueAfter(ctx, natsjobs.Job{Queue: "orders", ID: "unpaid-1042", Payload: order}, 15*time.Minute)
+//	c.Cancel(ctx, "orders", "unpaid-1042") // paid in time
+//
+//	// Every night at 02:30 Berlin time, once across all instances.
+//	c.EnqueueCron(ctx, natsjobs.Job{Queue: "orders", ID: "nightly-report"}, "30 2 * * *", berlin)
+//
+//	// Run them, four at a time, until ctx ends; failures are retried.
+//	err = c.Work(ctx, "orders", func(ctx context.Context, r natsjobs.Run) error {
+//		return cancelOrder(ctx, r.ID, r.Payload)
+//	}, natsjobs.WorkOptions{Concurrency: 4, Retry: jobs.Retry{Attempts: 5, Base: time.Second}})
+//
+// # Two ways to deploy
+//
+// Embedded (the default, Config.StoreDir): nats-server runs inside the
+// process and stores the jobs in StoreDir; no port is opened unless
+// Config.Listen asks for one, so that other processes (more workers) can
+// connect with Config.URL. One binary, nothing to install.
+//
+// External (Config.URL): connect to a NATS server or cluster, 2.14 or
+// newer, with JetStream enabled. Config.Replicas = 3 keeps every queue on
+// three servers, so it survives the loss of one.
+//
+// # Guarantees
+//
+//   - Durable: Enqueue returns once the server stored the job. Jobs wait on
+//     the server, not in the client: a crash of any client or worker loses
+//     nothing, and a restarted embedded server finds every pending job.
+//   - Idempotent by ID: enqueueing an ID that is pending in the queue
+//     replaces it (its payload, headers and time); Cancel removes it, with
+//     its retries.
+//   - One of N: each delivery goes to exactly one worker of the queue. A
+//     job runs twice only if a worker died (or lost the server) while
+//     running it, before its success was stored: handlers should be
+//     idempotent. A success the server confirmed is never run again.
+//   - Never early: a job runs at or after its time. The server hands it to
+//     a worker up to a second ahead, and the worker holds it in a timing
+//     wheel until it is due, for millisecond precision.
+//   - Retries and dead letters: a failed run is retried with the
+//     package jobs retry policy; after the last attempt, or at once for
+//     jobs.Permanent errors, the job goes to the queue's dead letters
+//     exactly once, with its attempts and last error. A job whose worker
+//     dies every time is dead-lettered too. DeadLetters lists them,
+//     Redrive runs one again.
+//   - Cron jobs are fired by the server: once per activation, however
+//     many instances run, with no leader election.
+//   - Outages: while the server is unreachable every call fails at once
+//     with ErrUnavailable; workers reconnect and resume by themselves.
+//
+// Jobs are identified by Queue and ID; IDs are subject tokens (no '.',
+// '*', '>' or spaces). Mechanism: see doc/design.md, "natsjobs".
+package natsjobs

@@ -1,0 +1,249 @@
+package natsjobs
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Job is one unit of work. Queue and ID identify it: enqueueing the same
+// ID in the same queue again replaces the job (its payload, headers and
+// time) instead of adding a second one.
+type Job struct {
+	// Queue is one of Config.Queues.
+	Queue string
+	// ID is the job's name within its queue, up to 200 bytes, with no
+	// white space, control characters, '.', '*' or '>' (it becomes a
+	// subject token): "order-1234", "user_7:reminder".
+	ID string
+	// Payload is handed to the handler unchanged. Payload and headers
+	// together must fit in the server's max payload (1 MiB by default).
+	Payload []byte
+	// Header holds string metadata for the handler. Keys starting with
+	// "Nats-" or "Ttlkit-" are reserved.
+	Header map[string]string
+}
+
+// Headers this package adds to a job's messages.
+const (
+	hdrDue      = "Ttlkit-Due"      // Unix nanoseconds: the worker holds the delivery until then
+	hdrAttempts = "Ttlkit-Attempts" // failed attempts before this message (retries)
+	hdrError    = "Ttlkit-Error"    // dead letters: the last error
+	hdrFailed   = "Ttlkit-Failed"   // dead letters: Unix nanoseconds of the last failure
+	hdrCron     = "Ttlkit-Cron"     // cron jobs: the spec, so retries wait on the server
+)
+
+// The server's error codes for a bad schedule pattern and time zone.
+const (
+	codePatternInvalid  jetstream.ErrorCode = 10189
+	codeTimeZoneInvalid jetstream.ErrorCode = 10223
+)
+
+// scheduleLead is how long before its time a delayed job is handed from the
+// server's schedule to the workers, which hold it locally until due: the
+// server's timer only fires to within a few hundred milliseconds, and
+// holding a delivery longer than this would eat into AckWait and
+// MaxAckPending.
+const scheduleLead = time.Second
+
+// Enqueue stores j to run as soon as a worker is free, replacing any
+// pending job with the same Queue and ID (a run already in progress is
+// not interrupted). It returns once the server has stored the job.
+func (c *Client) Enqueue(ctx context.Context, j Job) error {
+	return c.enqueue(ctx, j, time.Time{})
+}
+
+// EnqueueAt stores j to run at t, never earlier, replacing any pending job
+// with the same Queue and ID. A t before the current time is an error
+// (ErrInvalid): use Enqueue for "now".
+func (c *Client) EnqueueAt(ctx context.Context, j Job, t time.Time) error {
+	if t.IsZero() {
+		return invalidf("EnqueueAt: zero time")
+	}
+	if time.Until(t) < 0 {
+		return invalidf("EnqueueAt %s: time in the past", t.Format(time.RFC3339Nano))
+	}
+	return c.enqueue(ctx, j, t)
+}
+
+// EnqueueAfter is EnqueueAt(now + d). d == 0 is Enqueue; d < 0 is an error.
+func (c *Client) EnqueueAfter(ctx context.Context, j Job, d time.Duration) error {
+	if d < 0 {
+		return invalidf("EnqueueAfter: negative delay %v", d)
+	}
+	if d == 0 {
+		return c.enqueue(ctx, j, time.Time{})
+	}
+	return c.enqueue(ctx, j, time.Now().Add(d))
+}
+
+// enqueue publishes j due at t (zero: now). A job due within scheduleLead
+// goes straight to the ready subject, with headers that also withdraw any
+// schedule the ID had; a later one becomes a server-side schedule that
+// fires scheduleLead early, once any ready copy of the ID is withdrawn.
+func (c *Client) enqueue(ctx context.Context, j Job, t time.Time) error {
+	msg, later, err := c.prepare(j, t, 0)
+	if err != nil {
+		return err
+	}
+	if err := c.ready(); err != nil {
+		return err
+	}
+	if later {
+		if _, err := c.purge(ctx, j.Queue, readySubject(j.Queue, j.ID)); err != nil {
+			return err
+		}
+	}
+	return c.publish(ctx, msg, "enqueue "+j.ID)
+}
+
+// prepare validates j and builds its message for time t (see enqueue),
+// after attempts failed ones (retries); later reports a schedule rather
+// than a ready message.
+func (c *Client) prepare(j Job, t time.Time, attempts int) (msg *nats.Msg, later bool, err error) {
+	if msg, err = c.jobMsg(j); err != nil {
+		return nil, false, err
+	}
+	if attempts > 0 {
+		msg.Header.Set(hdrAttempts, strconv.Itoa(attempts))
+	}
+	if !t.IsZero() {
+		msg.Header.Set(hdrDue, strconv.FormatInt(t.UnixNano(), 10))
+	}
+	if t.IsZero() || time.Until(t) <= scheduleLead {
+		msg.Subject = readySubject(j.Queue, j.ID)
+		msg.Header.Set(jetstream.ScheduleNextHeader, "purge")
+		msg.Header.Set(jetstream.SchedulerHeader, schedSubject(j.Queue, j.ID))
+		return msg, false, nil
+	}
+	msg.Subject = schedSubject(j.Queue, j.ID)
+	msg.Header.Set(jetstream.ScheduleHeader, "@at "+t.Add(-scheduleLead).UTC().Format(time.RFC3339Nano))
+	msg.Header.Set(jetstream.ScheduleTargetHeader, readySubject(j.Queue, j.ID))
+	return msg, true, nil
+}
+
+// jobMsg validates j and builds its message (subject left for the caller).
+func (c *Client) jobMsg(j Job) (*nats.Msg, error) {
+	if err := c.checkQueue(j.Queue); err != nil {
+		return nil, err
+	}
+	if err := checkID(j.ID); err != nil {
+		return nil, err
+	}
+	msg := &nats.Msg{Data: j.Payload, Header: nats.Header{}}
+	size := len(j.Payload)
+	for k, v := range j.Header {
+		if k == "" || strings.HasPrefix(k, "Nats-") || strings.HasPrefix(k, "Ttlkit-") {
+			return nil, invalidf("job %s: header %q is reserved or empty", j.ID, k)
+		}
+		msg.Header.Set(k, v)
+		size += len(k) + len(v) + 4
+	}
+	// Leave room for the headers added here and by the server.
+	if max := c.nc.MaxPayload() - 512; int64(size) > max {
+		return nil, invalidf("job %s: payload and headers are %d bytes, over the server's limit of %d", j.ID, size, max)
+	}
+	return msg, nil
+}
+
+func checkID(id string) error {
+	if id == "" {
+		return invalidf("empty job ID")
+	}
+	if len(id) > 200 {
+		return invalidf("job ID %.20q...: longer than 200 bytes", id)
+	}
+	for _, r := range id {
+		if r == '.' || r == '*' || r == '>' || unicode.IsSpace(r) || unicode.IsControl(r) {
+			return invalidf("job ID %q: '.', '*', '>', spaces and control characters are not allowed", id)
+		}
+	}
+	return nil
+}
+
+func (c *Client) publish(ctx context.Context, msg *nats.Msg, what string, opts ...jetstream.PublishOpt) error {
+	_, err := c.js.PublishMsg(ctx, msg, opts...)
+	return c.apiErr(what, err)
+}
+
+// apiErr maps the server's schedule validation errors to ErrInvalid.
+func (c *Client) apiErr(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if errIs(err, codePatternInvalid) || errIs(err, codeTimeZoneInvalid) {
+		return invalidf("%s: %v", what, err)
+	}
+	if !c.nc.IsConnected() {
+		return fmt.Errorf("%w: %s: %w", ErrUnavailable, what, err)
+	}
+	return wrap(what, err)
+}
+
+// Cancel removes the job with this Queue and ID: its schedule, its due
+// copy, its pending retries. A run in progress finishes, but is neither
+// retried nor dead-lettered if it fails. It reports whether anything was
+// removed.
+func (c *Client) Cancel(ctx context.Context, queue, id string) (bool, error) {
+	if err := c.checkQueue(queue); err != nil {
+		return false, err
+	}
+	if err := checkID(id); err != nil {
+		return false, err
+	}
+	if err := c.ready(); err != nil {
+		return false, err
+	}
+	// Two exact purges, not one with a wildcard: after a wildcard purge the
+	// server's per-consumer pending counts (which Stats reports) go stale.
+	var removed uint64
+	for _, subject := range []string{schedSubject(queue, id), readySubject(queue, id)} {
+		n, err := c.purge(ctx, queue, subject)
+		if err != nil {
+			return removed > 0, err
+		}
+		removed += n
+	}
+	return removed > 0, nil
+}
+
+// purge removes the messages on subject from the
+// queue's work stream and returns how many.
+func (c *Client) purge(ctx context.Context, queue, subject string) (uint64, error) {
+	req, _ := json.Marshal(struct {
+		Filter string `json:"filter"`
+	}{subject})
+	ctx, cancel := c.timeout(ctx)
+	defer cancel()
+	resp, err := c.nc.RequestWithContext(ctx, "$JS.API.STREAM.PURGE."+workStream(queue), req)
+	if err != nil {
+		return 0, c.apiErr("purge "+subject, err)
+	}
+	var r struct {
+		Purged uint64 `json:"purged"`
+		Error  *struct {
+			Description string `json:"description"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(resp.Data, &r); err != nil {
+		return 0, fmt.Errorf("natsjobs: purge %s: %w", subject, err)
+	}
+	if r.Error != nil {
+		return 0, fmt.Errorf("natsjobs: purge %s: %s", subject, r.Error.Description)
+	}
+	return r.Purged, nil
+}
+
+func (c *Client) timeout(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, c.cfg.Timeout)
+}

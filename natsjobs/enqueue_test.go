@@ -1,0 +1,241 @@
+package natsjobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ttlkit/ttlkit/jobs"
+)
+
+// collect runs a worker that sends every run's ID and payload.
+func collect(t *testing.T, c *Client) <-chan Run {
+	runs := make(chan Run, 1000)
+	work(t, c, "q", func(ctx context.Context, r Run) error { runs <- r; return nil }, WorkOptions{Concurrency: 4})
+	return runs
+}
+
+// drainUntil receives runs until the one with ID last and returns the
+// number of runs per ID and the last payload seen per ID.
+func drainUntil(t *testing.T, runs <-chan Run, last string) (map[string]int, map[string]string) {
+	count, payload := map[string]int{}, map[string]string{}
+	for {
+		r := recv(t, runs, "run of "+last)
+		count[r.ID]++
+		payload[r.ID] = string(r.Payload)
+		if r.ID == last {
+			return count, payload
+		}
+	}
+}
+
+func TestCancel(t *testing.T) {
+	c := open(t, Config{})
+	ctx := context.Background()
+	// The server hands a job to the workers scheduleLead before it is due:
+	// leave time for the checks below while all are still pending.
+	n := size(40, 10_000)
+	due := time.Now().Add(3*time.Second + time.Duration(n)*time.Millisecond)
+	enqueueN(t, c, n, due)
+	// Due now, but no worker yet: a ready job is cancelled too.
+	if err := c.Enqueue(ctx, Job{Queue: "q", ID: "now"}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < n; i += 2 {
+		if ok, err := c.Cancel(ctx, "q", fmt.Sprint("j", i)); !ok || err != nil {
+			t.Fatalf("Cancel(j%d) = %v, %v; want true, nil", i, ok, err)
+		}
+	}
+	if ok, err := c.Cancel(ctx, "q", "now"); !ok || err != nil {
+		t.Fatalf("Cancel(now) = %v, %v; want true, nil", ok, err)
+	}
+	if ok, err := c.Cancel(ctx, "q", "j0"); ok || err != nil {
+		t.Errorf("second Cancel(j0) = %v, %v; want false, nil", ok, err)
+	}
+	if st, err := c.Stats(ctx, "q"); err != nil || st.Pending+st.Due != n/2 {
+		t.Errorf("Stats = %+v, %v; want %d Pending (some may be Due already)", st, err, n/2)
+	}
+	if err := c.EnqueueAt(ctx, Job{Queue: "q", ID: "last"}, due.Add(100*time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	count, _ := drainUntil(t, collect(t, c), "last")
+	for i := range n {
+		id := fmt.Sprint("j", i)
+		if want := i % 2; count[id] != want {
+			t.Errorf("%s ran %d times, want %d", id, count[id], want)
+		}
+	}
+	if count["now"] != 0 {
+		t.Errorf("cancelled ready job ran %d times", count["now"])
+	}
+}
+
+func TestEnqueueSameIDReplaces(t *testing.T) {
+	c := open(t, Config{})
+	ctx := context.Background()
+	soon := time.Now().Add(1200 * time.Millisecond)
+	// later → now: the schedule is withdrawn.
+	if err := c.EnqueueAt(ctx, Job{Queue: "q", ID: "a", Payload: []byte("old")}, soon); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Enqueue(ctx, Job{Queue: "q", ID: "a", Payload: []byte("new")}); err != nil {
+		t.Fatal(err)
+	}
+	// now → later: the ready copy is withdrawn.
+	if err := c.Enqueue(ctx, Job{Queue: "q", ID: "b", Payload: []byte("old")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.EnqueueAt(ctx, Job{Queue: "q", ID: "b", Payload: []byte("new")}, soon); err != nil {
+		t.Fatal(err)
+	}
+	// later → later: the second schedule replaces the first.
+	if err := c.EnqueueAt(ctx, Job{Queue: "q", ID: "c", Payload: []byte("old")}, soon); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.EnqueueAt(ctx, Job{Queue: "q", ID: "c", Payload: []byte("new")}, soon.Add(200*time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.EnqueueAt(ctx, Job{Queue: "q", ID: "last"}, soon.Add(500*time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	count, payload := drainUntil(t, collect(t, c), "last")
+	for _, id := range []string{"a", "b", "c"} {
+		if count[id] != 1 || payload[id] != "new" {
+			t.Errorf("job %s ran %d times with payload %q, want once with new", id, count[id], payload[id])
+		}
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	c := open(t, Config{})
+	ctx := context.Background()
+	big := make([]byte, c.nc.MaxPayload())
+	past := time.Now().Add(-time.Second)
+	for _, tc := range []struct {
+		name string
+		call func() error
+		want string
+	}{
+		{"EmptyID", func() error { return c.Enqueue(ctx, Job{Queue: "q"}) }, "empty job ID"},
+		{"DotInID", func() error { return c.Enqueue(ctx, Job{Queue: "q", ID: "a.b"}) }, "not allowed"},
+		{"SpaceInID", func() error { return c.Enqueue(ctx, Job{Queue: "q", ID: "a b"}) }, "not allowed"},
+		{"WildcardInID", func() error { return c.Enqueue(ctx, Job{Queue: "q", ID: "a>"}) }, "not allowed"},
+		{"LongID", func() error { return c.Enqueue(ctx, Job{Queue: "q", ID: strings.Repeat("x", 201)}) }, "longer than 200"},
+		{"UnknownQueue", func() error { return c.Enqueue(ctx, Job{Queue: "nope", ID: "a"}) }, `unknown queue "nope"`},
+		{"PayloadTooLarge", func() error { return c.Enqueue(ctx, Job{Queue: "q", ID: "a", Payload: big}) }, "over the server's limit"},
+		{"ReservedHeader", func() error {
+			return c.Enqueue(ctx, Job{Queue: "q", ID: "a", Header: map[string]string{"Nats-Msg-Id": "x"}})
+		}, "reserved"},
+		{"PastTime", func() error { return c.EnqueueAt(ctx, Job{Queue: "q", ID: "a"}, past) }, "in the past"},
+		{"ZeroTime", func() error { return c.EnqueueAt(ctx, Job{Queue: "q", ID: "a"}, time.Time{}) }, "zero time"},
+		{"NegativeDelay", func() error { return c.EnqueueAfter(ctx, Job{Queue: "q", ID: "a"}, -time.Second) }, "negative delay"},
+		{"BadCron", func() error { return c.EnqueueCron(ctx, Job{Queue: "q", ID: "a"}, "61 * * * *", nil) }, "minute"},
+		{"CronLocal", func() error { return c.EnqueueCron(ctx, Job{Queue: "q", ID: "a"}, "* * * * *", time.Local) }, "name the zone"},
+		{"CancelEmptyID", func() error { _, err := c.Cancel(ctx, "q", ""); return err }, "empty job ID"},
+		{"CancelUnknownQueue", func() error { _, err := c.Cancel(ctx, "x", "a"); return err }, "unknown queue"},
+		{"StatsUnknownQueue", func() error { _, err := c.Stats(ctx, "x"); return err }, "unknown queue"},
+		{"WorkNilFunc", func() error { return c.Work(ctx, "q", nil, WorkOptions{}) }, "nil handler"},
+		{"WorkBadRetry", func() error {
+			return c.Work(ctx, "q", func(context.Context, Run) error { return nil }, WorkOptions{Retry: jobs.Retry{Factor: 0.5}})
+		}, "Factor"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.call()
+			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("got %v, want ErrInvalid mentioning %q", err, tc.want)
+			}
+		})
+	}
+	if st, err := c.Stats(ctx, "q"); err != nil || st != (Stats{}) {
+		t.Errorf("Stats after rejected calls = %+v, %v; want all zero", st, err)
+	}
+}
+
+func TestBadConfig(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{"NoStore", Config{Queues: []string{"q"}}, "StoreDir is required"},
+		{"StoreAndEphemeral", Config{StoreDir: "x", Ephemeral: true, Queues: []string{"q"}}, "exclusive"},
+		{"URLAndStore", Config{URL: "nats://x", StoreDir: "x", Queues: []string{"q"}}, "embedded server only"},
+		{"NoQueues", Config{Ephemeral: true}, "no Queues"},
+		{"BadQueue", Config{Ephemeral: true, Queues: []string{"a.b"}}, "only letters"},
+		{"Replicas", Config{Ephemeral: true, Queues: []string{"q"}, Replicas: 7}, "Replicas"},
+		{"EmbeddedR3", Config{Ephemeral: true, Queues: []string{"q"}, Replicas: 3}, "needs a cluster"},
+		{"AckWait", Config{Ephemeral: true, Queues: []string{"q"}, AckWait: time.Millisecond}, "AckWait"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Open(context.Background(), tc.cfg)
+			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("got %v, want ErrInvalid mentioning %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestCheckVersion(t *testing.T) {
+	for _, tc := range []struct {
+		version string
+		ok      bool
+	}{
+		{"2.14.0", true}, {"2.15.2", true}, {"3.0.0", true}, {"2.14.0-beta.1", true}, {"2.20", true},
+		{"2.13.9", false}, {"2.10.22", false}, {"1.99.0", false}, {"", false}, {"x.y", false},
+	} {
+		if err := checkVersion(tc.version); (err == nil) != tc.ok {
+			t.Errorf("checkVersion(%q) = %v, want ok=%v", tc.version, err, tc.ok)
+		}
+	}
+}
+
+func TestClosed(t *testing.T) {
+	c := open(t, Config{})
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	ctx := context.Background()
+	if err := c.Enqueue(ctx, Job{Queue: "q", ID: "a"}); !errors.Is(err, ErrClosed) {
+		t.Errorf("Enqueue after Close: %v, want ErrClosed", err)
+	}
+	if err := c.Work(ctx, "q", func(context.Context, Run) error { return nil }, WorkOptions{}); !errors.Is(err, ErrClosed) {
+		t.Errorf("Work after Close: %v, want ErrClosed", err)
+	}
+}
+
+func TestEnqueueBatch(t *testing.T) {
+	c := open(t, Config{})
+	ctx := context.Background()
+	const n = 2500 // more than one window
+	now := make([]Job, n)
+	for i := range now {
+		now[i] = Job{Queue: "q", ID: fmt.Sprint("n", i), Payload: []byte(fmt.Sprint(i))}
+	}
+	if err := c.EnqueueBatch(ctx, time.Time{}, now...); err != nil {
+		t.Fatal(err)
+	}
+	// The same IDs again, later: the ready copies are withdrawn.
+	due := time.Now().Add(3 * time.Second)
+	if err := c.EnqueueBatch(ctx, due, now[:n/2]...); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := c.Stats(ctx, "q"); err != nil || st != (Stats{Pending: n / 2, Due: n - n/2}) {
+		t.Errorf("Stats = %+v, %v; want Pending %d, Due %d", st, err, n/2, n-n/2)
+	}
+	bad := []Job{{Queue: "q", ID: "ok"}, {Queue: "q", ID: ""}}
+	if err := c.EnqueueBatch(ctx, time.Time{}, bad...); !errors.Is(err, ErrInvalid) {
+		t.Errorf("batch with an empty ID: %v, want ErrInvalid", err)
+	}
+	if err := c.EnqueueBatch(ctx, time.Now().Add(-time.Second), now[0]); !errors.Is(err, ErrInvalid) {
+		t.Errorf("batch in the past: %v, want ErrInvalid", err)
+	}
+	if st, err := c.Stats(ctx, "q"); err != nil || st.Due != n-n/2 {
+		t.Errorf("rejected batches stored jobs: Stats = %+v, %v", st, err)
+	}
+}

@@ -1,0 +1,60 @@
+package natsjobs
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+)
+
+// open starts an ephemeral embedded server for one test.
+func open(t testing.TB, cfg Config) *Client {
+	t.Helper()
+	if cfg.URL == "" && cfg.StoreDir == "" {
+		cfg.Ephemeral = true
+	}
+	if len(cfg.Queues) == 0 {
+		cfg.Queues = []string{"q"}
+	}
+	c, err := Open(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// work runs Work in the background until the test ends; it returns a
+// function that stops it and waits.
+func work(t testing.TB, c *Client, queue string, fn Func, opts WorkOptions) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Work(ctx, queue, fn, opts) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("Work: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+// recv waits for a value; the deadline only stops a hung test (longer
+// at full size, where the server fires tens of thousands of schedules at
+// once).
+func recv[T any](t testing.TB, ch <-chan T, what string) T {
+	t.Helper()
+	limit := time.Duration(size(30, 300)) * time.Second
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(limit):
+		t.Fatalf("no %s within %v", what, limit)
+		panic("unreachable")
+	}
+}

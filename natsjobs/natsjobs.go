@@ -1,0 +1,326 @@
+package natsjobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/ttlkit/ttlkit/jobs"
+)
+
+// Config configures Open. Queues is required; so is StoreDir for an
+// embedded server unless Ephemeral is set.
+type Config struct {
+	// URL of an existing server or cluster ("nats://a:4222,nats://b:4222").
+	// Empty starts an embedded server in this process instead.
+	URL string
+	// Options are extra client options for URL (credentials, TLS, name).
+	Options []nats.Option
+
+	// StoreDir is the embedded server's store directory. It is locked while
+	// open: a second Open on it, from any process, fails.
+	StoreDir string
+	// Ephemeral stores the embedded server's data in a temporary directory
+	// that Close removes (tests). StoreDir must then be empty.
+	Ephemeral bool
+	// Listen is the address ("127.0.0.1:4222"; port 0 picks one) on which
+	// the embedded server accepts other processes. Empty: no port at all,
+	// this process talks to its server in memory.
+	Listen string
+
+	// Queues names every queue this client enqueues to or works on:
+	// letters, digits, '-' and '_'. Open creates their streams if missing.
+	Queues []string
+	// Replicas is the number of copies of each stream in a cluster: 1 or
+	// 3 (R3 survives the loss of one server). Zero means 1.
+	Replicas int
+	// AckWait is how long the server waits for a worker's sign of life
+	// before it gives a delivery to another worker. Running handlers
+	// extend it on their own every AckWait/3. Zero means 30 s.
+	AckWait time.Duration
+	// Timeout bounds each call to the server. Zero means 5 s.
+	Timeout time.Duration
+}
+
+func (c *Config) validate() error {
+	if c.URL == "" {
+		if c.Ephemeral && c.StoreDir != "" {
+			return invalidf("Config: StoreDir and Ephemeral are exclusive")
+		}
+		if !c.Ephemeral && c.StoreDir == "" {
+			return invalidf("Config: StoreDir is required for the embedded server (or set Ephemeral)")
+		}
+	} else if c.StoreDir != "" || c.Ephemeral || c.Listen != "" {
+		return invalidf("Config: StoreDir, Ephemeral and Listen apply to the embedded server only, not with URL")
+	}
+	if len(c.Queues) == 0 {
+		return invalidf("Config: no Queues")
+	}
+	for _, q := range c.Queues {
+		if err := checkQueueName(q); err != nil {
+			return err
+		}
+	}
+	switch {
+	case c.Replicas == 0:
+		c.Replicas = 1
+	case c.Replicas < 0 || c.Replicas > 5:
+		return invalidf("Config: Replicas %d out of range 1..5", c.Replicas)
+	case c.Replicas > 1 && c.URL == "":
+		return invalidf("Config: Replicas %d needs a cluster (URL); the embedded server is one server", c.Replicas)
+	}
+	if c.AckWait < 0 || (c.AckWait > 0 && c.AckWait < time.Second) {
+		return invalidf("Config: AckWait %v under 1s", c.AckWait)
+	}
+	if c.AckWait == 0 {
+		c.AckWait = 30 * time.Second
+	}
+	if c.Timeout < 0 {
+		return invalidf("Config: negative Timeout")
+	}
+	if c.Timeout == 0 {
+		c.Timeout = 5 * time.Second
+	}
+	return nil
+}
+
+// Client enqueues jobs and runs workers. It is safe for concurrent use.
+type Client struct {
+	cfg    Config
+	nc     *nats.Conn
+	js     jetstream.JetStream
+	server *embedded // nil with Config.URL
+
+	mu     sync.Mutex
+	closed bool
+	stop   chan struct{} // closed by Close: stops every Work
+	works  sync.WaitGroup
+}
+
+// Open connects to Config.URL, or starts an embedded server, and creates
+// the queues' streams if they do not exist. It fails with ErrInvalid for a
+// bad Config, ErrUnavailable when the server cannot be reached, and an
+// error naming the version when the server is older than 2.14.
+func Open(ctx context.Context, cfg Config) (*Client, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	c := &Client{cfg: cfg, stop: make(chan struct{})}
+	opts := []nats.Option{
+		nats.MaxReconnects(-1),
+		// A publish while disconnected fails at once instead of
+		// waiting in a buffer that a crash would lose.
+		nats.ReconnectBufSize(-1),
+		nats.ReconnectWait(250 * time.Millisecond),
+		// Outages are reported by the calls that fail, not printed.
+		nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) {}),
+	}
+	url := cfg.URL
+	if url == "" {
+		e, err := startEmbedded(cfg.StoreDir, cfg.Ephemeral, cfg.Listen)
+		if err != nil {
+			return nil, err
+		}
+		c.server = e
+		url = e.srv.ClientURL()
+		opts = append(opts, nats.InProcessServer(e.srv))
+	} else {
+		opts = append(opts, nats.Timeout(cfg.Timeout))
+		opts = append(opts, cfg.Options...)
+	}
+	nc, err := nats.Connect(url, opts...)
+	if err != nil {
+		c.shutdownServer()
+		return nil, fmt.Errorf("%w: connect %s: %w", ErrUnavailable, url, err)
+	}
+	c.nc = nc
+	if err := checkVersion(nc.ConnectedServerVersion()); err != nil {
+		c.closeConn()
+		return nil, err
+	}
+	c.js, err = jetstream.New(nc, jetstream.WithDefaultTimeout(cfg.Timeout))
+	if err != nil {
+		c.closeConn()
+		return nil, fmt.Errorf("natsjobs: %w", err)
+	}
+	for _, q := range cfg.Queues {
+		if err := c.declare(ctx, q); err != nil {
+			c.closeConn()
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// URL returns the address other processes use to reach the embedded server
+// (empty unless Config.Listen is set), or Config.URL.
+func (c *Client) URL() string {
+	if c.server == nil {
+		return c.cfg.URL
+	}
+	if c.cfg.Listen == "" {
+		return ""
+	}
+	return c.server.srv.ClientURL()
+}
+
+// Close stops every Work (each finishes and acknowledges its running
+// handlers first), waits for them, closes the connection and, with an
+// embedded server, shuts it down after its store is flushed. Jobs not yet
+// run stay stored for the next Open. Close is idempotent; later calls of
+// any method return ErrClosed.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	close(c.stop)
+	c.mu.Unlock()
+	c.works.Wait()
+	c.closeConn()
+	return nil
+}
+
+func (c *Client) closeConn() {
+	if c.nc != nil {
+		c.nc.Flush()
+		c.nc.Close()
+	}
+	c.shutdownServer()
+}
+
+func (c *Client) shutdownServer() {
+	if c.server != nil {
+		c.server.stop()
+	}
+}
+
+// ready checks that the client is open and connected, so that calls fail
+// fast during an outage instead of waiting for a timeout.
+func (c *Client) ready() error {
+	c.mu.Lock()
+	closed := c.closed
+	c.mu.Unlock()
+	if closed {
+		return ErrClosed
+	}
+	if !c.nc.IsConnected() {
+		return fmt.Errorf("%w: not connected (%v)", ErrUnavailable, c.nc.Status())
+	}
+	return nil
+}
+
+func (c *Client) checkQueue(q string) error {
+	if !slices.Contains(c.cfg.Queues, q) {
+		return invalidf("unknown queue %q (not in Config.Queues)", q)
+	}
+	return nil
+}
+
+func checkQueueName(q string) error {
+	if q == "" {
+		return invalidf("empty queue name")
+	}
+	if len(q) > 64 {
+		return invalidf("queue name %q longer than 64 bytes", q)
+	}
+	for _, r := range q {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return invalidf("queue name %q: only letters, digits, '-' and '_'", q)
+		}
+	}
+	return nil
+}
+
+// Stream and subject layout, per queue q:
+//
+//	stream natsjobs_q (work queue)  natsjobs.q.s.<id>  schedule: the job waiting for its time
+//	                                natsjobs.q.r.<id>  ready: the job due, for the workers
+//	stream natsjobs_q_dead (limits) natsjobs.q.dead.<id>  dead letters, one per ID
+//	stream natsjobs_q_adv (work queue) the server's max-deliveries advisories for q
+func workStream(q string) string       { return "natsjobs_" + q }
+func deadStream(q string) string       { return "natsjobs_" + q + "_dead" }
+func advStream(q string) string        { return "natsjobs_" + q + "_adv" }
+func schedSubject(q, id string) string { return "natsjobs." + q + ".s." + id }
+func readySubject(q, id string) string { return "natsjobs." + q + ".r." + id }
+func deadSubject(q, id string) string  { return "natsjobs." + q + ".dead." + id }
+func advSubject(q string) string {
+	return "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES." + workStream(q) + "." + workerConsumer
+}
+func idOf(subject, prefix string) string { return subject[len(prefix):] }
+
+const (
+	workerConsumer = "workers"
+	advConsumer    = "advisories"
+)
+
+// declare creates or updates the queue's three streams.
+func (c *Client) declare(ctx context.Context, q string) error {
+	storage := jetstream.FileStorage
+	streams := []jetstream.StreamConfig{{
+		Name:              workStream(q),
+		Subjects:          []string{"natsjobs." + q + ".s.>", "natsjobs." + q + ".r.>"},
+		Retention:         jetstream.WorkQueuePolicy,
+		Storage:           storage,
+		Replicas:          c.cfg.Replicas,
+		MaxMsgsPerSubject: 1, // one schedule and one ready message per ID: re-enqueueing replaces
+		AllowMsgSchedules: true,
+		AllowRollup:       true,
+	}, {
+		Name:              deadStream(q),
+		Subjects:          []string{"natsjobs." + q + ".dead.>"},
+		Storage:           storage,
+		Replicas:          c.cfg.Replicas,
+		MaxMsgsPerSubject: 1,
+		Duplicates:        10 * time.Minute, // dead-letter IDs: one per stored delivery
+	}, {
+		Name:      advStream(q),
+		Subjects:  []string{advSubject(q)},
+		Retention: jetstream.WorkQueuePolicy,
+		Storage:   storage,
+		Replicas:  c.cfg.Replicas,
+	}}
+	for _, sc := range streams {
+		if _, err := c.js.CreateOrUpdateStream(ctx, sc); err != nil {
+			return wrap("create stream "+sc.Name, err)
+		}
+	}
+	// The workers' consumer is configured by Work (its MaxDeliver is the
+	// retry policy's); create it here only if missing, so that Stats works
+	// before any worker started and jobs are kept for the first one.
+	if _, err := c.js.Consumer(ctx, workStream(q), workerConsumer); errors.Is(err, jetstream.ErrConsumerNotFound) {
+		_, err = c.js.CreateConsumer(ctx, workStream(q), workerConfig(q, c.cfg, defaultRetry))
+		if err != nil && !errIs(err, jetstream.JSErrCodeConsumerExists) {
+			return wrap("create consumer "+workerConsumer, err)
+		}
+	} else if err != nil {
+		return wrap("consumer "+workerConsumer, err)
+	}
+	return nil
+}
+
+// workerConfig is the workers' shared consumer: deliveries of the ready
+// subjects, redelivered after AckWait, at most r.Attempts times.
+func workerConfig(q string, cfg Config, r jobs.Retry) jetstream.ConsumerConfig {
+	return jetstream.ConsumerConfig{
+		Durable:       workerConsumer,
+		FilterSubject: readySubject(q, ">"),
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       cfg.AckWait,
+		MaxDeliver:    r.Attempts,
+		Replicas:      cfg.Replicas,
+	}
+}
+
+// errIs reports whether err is a JetStream API error with the given code.
+func errIs(err error, code jetstream.ErrorCode) bool {
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && apiErr.ErrorCode == code
+}

@@ -1,0 +1,167 @@
+package natsjobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/ttlkit/ttlkit/jobs"
+)
+
+// run runs one delivery and reports its outcome to the server.
+func (w *worker) run(d *delivery) {
+	m := d.msg
+	meta, err := m.Metadata()
+	if err != nil {
+		m.Term() // not a JetStream delivery: cannot happen on this consumer
+		return
+	}
+	hdr := m.Headers()
+	prior, _ := strconv.Atoi(hdr.Get(hdrAttempts))
+	r := Run{
+		Run: jobs.Run{
+			ID:        idOf(m.Subject(), readySubject(w.queue, "")),
+			Attempt:   prior + int(meta.NumDelivered),
+			Scheduled: d.due,
+			Started:   time.Now(),
+		},
+		Queue:   w.queue,
+		Payload: m.Data(),
+		Header:  userHeader(hdr),
+	}
+	if r.Scheduled.IsZero() {
+		r.Scheduled = meta.Timestamp
+	}
+	ctx, cancel := context.WithTimeout(w.ctx, w.c.cfg.Timeout)
+	defer cancel()
+	seq := meta.Sequence.Stream
+	ev := jobs.Event{Run: r.Run, Lateness: max(r.Started.Sub(r.Scheduled), 0)}
+	if r.Attempt > w.opts.Retry.Attempts {
+		// Delivered again after its last attempt without an outcome:
+		// its worker died, or Work stopped, meanwhile.
+		ev.Outcome, ev.Err = jobs.Failed, fmt.Errorf("natsjobs: delivered %d times without an outcome", meta.NumDelivered)
+		if w.bury(ctx, r.job(), seq, r.Attempt-1, ev.Err) == nil && m.DoubleAck(ctx) == nil {
+			hook(w.opts.Hooks.OnFinish, ev)
+		}
+		return
+	}
+
+	hook(w.opts.Hooks.OnStart, ev)
+	ev.Err = w.call(r)
+	ev.Duration = time.Since(r.Started)
+	var confirmed error
+	switch {
+	case ev.Err == nil:
+		ev.Outcome = jobs.Succeeded
+		confirmed = m.DoubleAck(ctx)
+	case !retryable(&w.opts.Retry, ev.Err) || r.Attempt >= w.opts.Retry.Attempts:
+		ev.Outcome = jobs.Failed
+		if gone, err := w.withdrawn(ctx, seq); err != nil {
+			confirmed = err
+		} else if gone {
+			ev.Outcome = jobs.Canceled
+		} else if confirmed = w.bury(ctx, r.job(), seq, r.Attempt, ev.Err); confirmed == nil {
+			confirmed = m.DoubleAck(ctx)
+		}
+	default:
+		ev.Outcome = jobs.Retrying
+		var gone bool
+		if gone, confirmed = w.retry(ctx, r, m, seq); gone {
+			ev.Outcome = jobs.Canceled
+		}
+	}
+	if confirmed == nil {
+		hook(w.opts.Hooks.OnFinish, ev)
+	}
+}
+
+// call runs the handler and turns a panic into an error. (The keeper,
+// not call, tells the server the delivery is in progress.)
+func (w *worker) call(r Run) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = &jobs.PanicError{Value: p, Stack: debug.Stack()}
+		}
+	}()
+	return w.fn(w.ctx, r)
+}
+
+// retry arranges the next attempt after the policy's delay. A short delay
+// (or any delay of a cron job, whose schedule subject is taken) is the
+// server's redelivery; a longer one becomes a schedule carrying the count
+// of failed attempts, and the delivery is acknowledged once that is
+// stored, so no worker and no pending slot is held while it waits. The
+// schedule is stored only if the delivery is still the job's ready
+// message: gone reports a job cancelled or replaced while it ran, which
+// is not retried.
+func (w *worker) retry(ctx context.Context, r Run, m jetstream.Msg, seq uint64) (gone bool, err error) {
+	delay := backoff(&w.opts.Retry, r.Attempt)
+	if delay <= scheduleLead || m.Headers().Get(hdrCron) != "" {
+		// A nak of a withdrawn message is a no-op: no retry either.
+		return false, m.NakWithDelay(min(delay, w.c.cfg.AckWait))
+	}
+	msg, _, err := w.c.prepare(r.job(), time.Now().Add(delay), r.Attempt)
+	if err != nil {
+		return false, err
+	}
+	_, err = w.c.js.PublishMsg(ctx, msg, jetstream.WithExpectLastSequenceForSubject(seq, readySubject(r.Queue, r.ID)))
+	if errIs(err, jetstream.JSErrCodeStreamWrongLastSequence) || errIs(err, jetstream.JSErrCodeStreamWrongLastSequenceConstant) {
+		m.Ack()
+		return true, nil
+	}
+	if err != nil {
+		m.NakWithDelay(delay)
+		return false, w.c.apiErr("retry "+r.ID, err)
+	}
+	return false, m.DoubleAck(ctx)
+}
+
+// withdrawn reports whether the delivery's message left the work stream
+// (the job was cancelled or replaced) while it ran.
+func (w *worker) withdrawn(ctx context.Context, seq uint64) (bool, error) {
+	_, err := w.stream.GetMsg(ctx, seq)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return true, nil
+	}
+	return false, w.c.apiErr("check delivery", err)
+}
+
+// hook calls a user hook, if set, and recovers its panic: a hook must not
+// take the worker down with it.
+func hook(h func(jobs.Event), ev jobs.Event) {
+	if h == nil {
+		return
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			slog.Error("natsjobs: hook panicked", "job", ev.ID, "panic", p)
+		}
+	}()
+	h(ev)
+}
+
+func (r *Run) job() Job {
+	return Job{Queue: r.Queue, ID: r.ID, Payload: r.Payload, Header: r.Header}
+}
+
+// userHeader returns the job's own headers, without the reserved ones.
+func userHeader(h nats.Header) map[string]string {
+	var out map[string]string
+	for k, v := range h {
+		if strings.HasPrefix(k, "Nats-") || strings.HasPrefix(k, "Ttlkit-") || len(v) == 0 {
+			continue
+		}
+		if out == nil {
+			out = make(map[string]string, len(h))
+		}
+		out[k] = v[0]
+	}
+	return out
+}

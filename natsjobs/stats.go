@@ -1,0 +1,65 @@
+package natsjobs
+
+import (
+	"context"
+)
+
+// Stats counts a queue's jobs, as the server sees them at one moment. The
+// first four are disjoint: their sum is the number of live jobs.
+type Stats struct {
+	// Pending jobs wait on the server for their time: delayed jobs, cron
+	// jobs between activations, and retries waiting more than a second.
+	Pending int
+	// Due jobs are ready and not yet handed to a worker.
+	Due int
+	// Running jobs are on their first delivery to a worker, not finished
+	// (including up to a second of waiting in the worker's wheel).
+	Running int
+	// Retrying jobs were delivered more than once and are not finished:
+	// running again, or waiting out a retry delay of up to a second, or
+	// waiting for AckWait to expire after their worker died.
+	Retrying int
+	// Dead jobs are in the dead letters (see DeadLetters).
+	Dead int
+}
+
+// Stats returns the queue's counts, from three requests to the server
+// read one after the other: a job that moves from one state to another
+// meanwhile may be counted in neither or in both, and the server's count
+// of due jobs may trail a burst of writes by a moment (the difference
+// shows as Pending).
+func (c *Client) Stats(ctx context.Context, queue string) (Stats, error) {
+	if err := c.checkQueue(queue); err != nil {
+		return Stats{}, err
+	}
+	if err := c.ready(); err != nil {
+		return Stats{}, err
+	}
+	ctx, cancel := c.timeout(ctx)
+	defer cancel()
+	var st Stats
+	cons, err := c.js.Consumer(ctx, workStream(queue), workerConsumer)
+	if err != nil {
+		return st, c.apiErr("stats", err)
+	}
+	work, err := c.js.Stream(ctx, workStream(queue))
+	if err != nil {
+		return st, c.apiErr("stats", err)
+	}
+	dead, err := c.js.Stream(ctx, deadStream(queue))
+	if err != nil {
+		return st, c.apiErr("stats", err)
+	}
+	w := cons.CachedInfo()
+	// The server keeps counting a message as redelivered after it was
+	// deleted by hand (a dead-lettered crash loop): count only as many
+	// retries as there are deliveries in progress.
+	st.Retrying = min(w.NumRedelivered, w.NumAckPending)
+	st.Running = w.NumAckPending - st.Retrying
+	st.Due = int(w.NumPending)
+	// The work stream holds each live job once: as a schedule, or as a
+	// ready message (due, or delivered and not yet acknowledged).
+	st.Pending = max(int(work.CachedInfo().State.Msgs)-st.Due-w.NumAckPending, 0)
+	st.Dead = int(dead.CachedInfo().State.Msgs)
+	return st, nil
+}

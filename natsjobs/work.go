@@ -1,0 +1,330 @@
+package natsjobs
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/ttlkit/ttlkit/jobs"
+	"github.com/ttlkit/ttlkit/timingwheel"
+)
+
+// Func is a job handler. It returns nil for success, an error to be
+// retried under the Work call's Retry policy, or jobs.Permanent(err) to
+// give up at once. ctx carries the values of Work's ctx but is not
+// cancelled when Work stops: Work waits for running handlers. A panic is
+// recovered as a *jobs.PanicError and retried like an error.
+type Func func(ctx context.Context, r Run) error
+
+// Run describes one attempt of a job, as handed to a Func: package jobs'
+// Run (ID, Attempt, Scheduled, Started; Name is empty) plus the job's
+// queue, payload and headers.
+//
+// Attempt counts deliveries that did not succeed, across retries and
+// worker crashes: a run whose worker died counts as an attempt.
+// Scheduled is the time given to EnqueueAt, the activation of a cron job,
+// or when Enqueue stored the job (for a retry: when the retry was due).
+type Run struct {
+	jobs.Run
+	Queue   string
+	Payload []byte
+	Header  map[string]string
+}
+
+// WorkOptions tune a Work call. The zero value is usable.
+type WorkOptions struct {
+	// Concurrency is the number of jobs this call runs at once. Zero
+	// means 1.
+	Concurrency int
+	// Retry is the retry policy, package jobs' type with its meaning,
+	// except that the zero Retry means 5 attempts 1 s, 2 s, 4 s, 8 s apart
+	// (±10 %) rather than none. All workers of a queue must use the same
+	// Attempts: it is also the server's delivery limit on the queue's
+	// shared consumer, and the last Work call to start sets it.
+	Retry jobs.Retry
+	// Hooks observe the runs: OnStart before each attempt, OnFinish after
+	// the server confirmed its outcome: Succeeded, Retrying, Failed, or
+	// Canceled for a failed run whose job was cancelled or replaced
+	// meanwhile (neither retried nor dead-lettered). A run whose outcome
+	// was lost with the connection is not reported: it will be delivered
+	// again. Event.Name is empty; OnSkip and OnCancel
+	// are not used. Hooks run on the worker goroutine that ran the job.
+	Hooks jobs.Hooks
+	// DeadLetter, if set, is called once per job stored in the dead
+	// letters, by the worker that stored it (for a crash-looping job,
+	// whichever Work call of the queue handles the server's advisory).
+	DeadLetter func(DeadLetter)
+}
+
+// Work runs fn for the jobs of queue as they fall due, until ctx is done
+// or the Client is closed; then it stops taking jobs, lets running
+// handlers finish (their ctx is not cancelled), records their outcomes and
+// returns nil. Jobs it had received but not started go back to the server
+// at once.
+//
+// Any number of Work calls, in any number of processes, share one durable
+// consumer per queue: each delivery goes to exactly one of them. A job
+// runs at or after its time, never before: deliveries come from the server
+// up to a second early and wait here in a timing wheel. A handler that
+// runs longer than AckWait keeps its claim: Work tells the server it is in
+// progress every AckWait/3.
+//
+// A failed run is retried after the policy's delay: a delay of a second
+// or less by the server's redelivery, a longer one as a new server-side
+// schedule, so that no worker holds a job it is not running. After
+// MaxAttempts, or at once for Permanent errors, the job goes to the
+// queue's dead letters (see DeadLetters and Redrive) exactly once. A job
+// whose worker dies every time it runs it is dead-lettered too: the server
+// stops after MaxAttempts deliveries and announces it, and a Work call
+// stores the dead letter.
+//
+// While the server is unreachable Work keeps trying to reconnect and
+// resumes by itself. It returns an error only for bad arguments or when
+// its consumer cannot be set up.
+func (c *Client) Work(ctx context.Context, queue string, fn Func, opts WorkOptions) error {
+	if err := c.checkQueue(queue); err != nil {
+		return err
+	}
+	if fn == nil {
+		return invalidf("Work: nil handler")
+	}
+	if opts.Concurrency < 0 {
+		return invalidf("Work: negative Concurrency")
+	}
+	if opts.Concurrency == 0 {
+		opts.Concurrency = 1
+	}
+	var err error
+	if opts.Retry, err = policy(opts.Retry); err != nil {
+		return err
+	}
+	if err := c.ready(); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return ErrClosed
+	}
+	c.works.Add(1)
+	c.mu.Unlock()
+	defer c.works.Done()
+
+	w := &worker{c: c, queue: queue, fn: fn, ctx: context.WithoutCancel(ctx), opts: opts, stopping: make(chan struct{}), runs: make(chan *delivery), live: map[*delivery]bool{}}
+	if err := w.setup(ctx); err != nil {
+		return err
+	}
+	return w.serve(ctx)
+}
+
+// worker is one Work call.
+type worker struct {
+	c      *Client
+	queue  string
+	fn     Func
+	ctx    context.Context // Work's ctx without its cancellation, for handlers
+	opts   WorkOptions
+	stream jetstream.Stream
+	cons   jetstream.Consumer
+	adv    jetstream.Consumer
+	wheel  *timingwheel.Scheduler[*delivery]
+
+	stopping chan struct{} // closed when Work stops taking jobs
+	runs     chan *delivery
+	wg       sync.WaitGroup // runners and hand-over goroutines
+
+	mu sync.Mutex
+	// live holds every delivery received and not finished, true while it
+	// waits in the wheel; the keeper tells the server they are in progress.
+	live map[*delivery]bool
+}
+
+// delivery is a message received and not yet run.
+type delivery struct {
+	msg   jetstream.Msg
+	due   time.Time
+	timer timingwheel.Timer[*delivery]
+}
+
+// setup creates or updates the queue's shared consumers and the wheel.
+func (w *worker) setup(ctx context.Context) error {
+	c, q := w.c, w.queue
+	var err error
+	if w.stream, err = c.js.Stream(ctx, workStream(q)); err != nil {
+		return c.apiErr("stream "+workStream(q), err)
+	}
+	w.cons, err = c.js.CreateOrUpdateConsumer(ctx, workStream(q), workerConfig(q, c.cfg, w.opts.Retry))
+	if err != nil {
+		return c.apiErr("consumer "+workerConsumer, err)
+	}
+	w.adv, err = c.js.CreateOrUpdateConsumer(ctx, advStream(q), jetstream.ConsumerConfig{
+		Durable:   advConsumer,
+		AckPolicy: jetstream.AckExplicitPolicy,
+		AckWait:   c.cfg.AckWait,
+		Replicas:  c.cfg.Replicas,
+	})
+	if err != nil {
+		return c.apiErr("consumer "+advConsumer, err)
+	}
+	// 1 ms slots over about a second: a delivery waits here at most
+	// scheduleLead plus the server's lateness.
+	w.wheel, err = timingwheel.NewScheduler(time.Millisecond, 2048, w.fire)
+	return err
+}
+
+// serve consumes until ctx is done or the client closes, then drains.
+func (w *worker) serve(ctx context.Context) error {
+	for range w.opts.Concurrency {
+		w.wg.Add(1)
+		go w.runner()
+	}
+	quiet := jetstream.ConsumeErrHandler(func(jetstream.ConsumeContext, error) {})
+	// Pull requests expire every 5 s (heartbeats every 2.5 s), so that a
+	// request the server lost (it was restarting, or busy) is noticed and
+	// renewed within seconds rather than the default 30 s.
+	expiry := jetstream.PullExpiry(5 * time.Second)
+	cc, err := w.cons.Consume(w.receive, jetstream.PullMaxMessages(w.opts.Concurrency), expiry, quiet)
+	if err != nil {
+		close(w.stopping)
+		w.wg.Wait()
+		w.wheel.Stop()
+		return w.c.apiErr("consume", err)
+	}
+	ac, err := w.adv.Consume(w.advisory, jetstream.PullMaxMessages(1), expiry, quiet)
+	if err != nil {
+		cc.Stop()
+		close(w.stopping)
+		w.wg.Wait()
+		w.wheel.Stop()
+		return w.c.apiErr("consume advisories", err)
+	}
+	kept := make(chan struct{})
+	go w.keep(kept)
+	select {
+	case <-ctx.Done():
+	case <-w.c.stop:
+	}
+	// Stop pulling, then release what was received but not started.
+	cc.Stop()
+	ac.Stop()
+	close(w.stopping) // a callback blocked in handOver gives its delivery back
+	<-cc.Closed()
+	<-ac.Closed()
+	w.wheel.Stop()
+	w.mu.Lock()
+	for d, inWheel := range w.live {
+		if inWheel {
+			d.msg.Nak()
+			delete(w.live, d)
+		}
+	}
+	w.mu.Unlock()
+	w.wg.Wait()
+	close(kept)
+	return nil
+}
+
+// keep tells the server every AckWait/3 that each live delivery is in
+// progress, from its receipt (a delivery may wait in the wheel or for a
+// free runner before it runs) to its outcome, until kept is closed.
+func (w *worker) keep(kept chan struct{}) {
+	t := time.NewTicker(w.c.cfg.AckWait / 3)
+	defer t.Stop()
+	var batch []*delivery
+	for {
+		select {
+		case <-t.C:
+		case <-kept:
+			return
+		}
+		w.mu.Lock()
+		for d := range w.live {
+			batch = append(batch, d)
+		}
+		w.mu.Unlock()
+		for _, d := range batch {
+			d.msg.InProgress()
+		}
+		clear(batch)
+		batch = batch[:0]
+	}
+}
+
+// done forgets a delivery whose outcome was sent (or that was given back).
+func (w *worker) done(d *delivery) {
+	w.mu.Lock()
+	delete(w.live, d)
+	w.mu.Unlock()
+}
+
+// receive is the consumer's callback (one message at a time): a due
+// delivery goes to a runner, an early one waits in the wheel.
+func (w *worker) receive(m jetstream.Msg) {
+	d := &delivery{msg: m}
+	d.timer.Value = d
+	w.mu.Lock()
+	w.live[d] = false
+	w.mu.Unlock()
+	if ns, err := strconv.ParseInt(m.Headers().Get(hdrDue), 10, 64); err == nil {
+		d.due = time.Unix(0, ns)
+		now := time.Now()
+		if wait := d.due.Sub(now); wait > 0 {
+			w.mu.Lock()
+			w.live[d] = true
+			w.mu.Unlock()
+			// Convert the wall-clock due time to this process's
+			// monotonic clock, as the wheel wants.
+			w.wheel.ScheduleAt(&d.timer, now.Add(wait))
+			return
+		}
+	}
+	w.handOver(d)
+}
+
+// fire runs on the wheel's goroutine when a held delivery falls due. It
+// must not block, so a goroutine hands the delivery to a runner.
+func (w *worker) fire(t *timingwheel.Timer[*delivery], now time.Time) time.Duration {
+	d := t.Value
+	if wait := time.Until(d.due); wait > 0 {
+		return wait // the wall clock is behind the monotonic one: never early
+	}
+	w.mu.Lock()
+	ok := w.live[d]
+	if ok {
+		w.live[d] = false
+	}
+	w.mu.Unlock()
+	if ok {
+		w.wg.Add(1)
+		go func() {
+			defer w.wg.Done()
+			w.handOver(d)
+		}()
+	}
+	return 0
+}
+
+// handOver waits for a free runner, or gives d back when Work stops.
+func (w *worker) handOver(d *delivery) {
+	select {
+	case w.runs <- d:
+	case <-w.stopping:
+		d.msg.Nak()
+		w.done(d)
+	}
+}
+
+func (w *worker) runner() {
+	defer w.wg.Done()
+	for {
+		select {
+		case d := <-w.runs:
+			w.run(d)
+			w.done(d)
+		case <-w.stopping:
+			return
+		}
+	}
+}

@@ -1,0 +1,115 @@
+package natsjobs
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+)
+
+func TestEnqueueRunsEachJobOnce(t *testing.T) {
+	c := open(t, Config{})
+	ctx := context.Background()
+	const n = 200
+	for i := range n {
+		if err := c.Enqueue(ctx, Job{Queue: "q", ID: fmt.Sprint("job-", i), Payload: []byte(fmt.Sprint(i))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runs := make(chan Run, n*2)
+	work(t, c, "q", func(ctx context.Context, r Run) error { runs <- r; return nil }, WorkOptions{Concurrency: 4})
+	seen := map[string]int{}
+	for range n {
+		r := recv(t, runs, "run")
+		seen[r.ID]++
+		if want := r.ID[len("job-"):]; string(r.Payload) != want {
+			t.Errorf("job %s: payload %q, want %q", r.ID, r.Payload, want)
+		}
+		if r.Attempt != 1 {
+			t.Errorf("job %s: attempt %d, want 1", r.ID, r.Attempt)
+		}
+	}
+	if len(seen) != n {
+		t.Errorf("got %d distinct jobs, want %d", len(seen), n)
+	}
+}
+
+func TestDelayedJobNeverEarly(t *testing.T) {
+	c := open(t, Config{})
+	ctx := context.Background()
+	type got struct {
+		r   Run
+		now time.Time
+	}
+	runs := make(chan got, 10)
+	work(t, c, "q", func(ctx context.Context, r Run) error { runs <- got{r, time.Now()}; return nil }, WorkOptions{Concurrency: 4})
+	delays := []time.Duration{50 * time.Millisecond, 700 * time.Millisecond, 1500 * time.Millisecond, 2200 * time.Millisecond}
+	due := map[string]time.Time{}
+	for i, d := range delays {
+		id := fmt.Sprint("d", i)
+		due[id] = time.Now().Add(d)
+		if err := c.EnqueueAt(ctx, Job{Queue: "q", ID: id}, due[id]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range delays {
+		g := recv(t, runs, "run")
+		if g.now.Before(due[g.r.ID]) {
+			t.Errorf("job %s ran %v early", g.r.ID, due[g.r.ID].Sub(g.now))
+		}
+		if !g.r.Scheduled.Equal(due[g.r.ID]) {
+			t.Errorf("job %s: Scheduled %v, want %v", g.r.ID, g.r.Scheduled, due[g.r.ID])
+		}
+		t.Logf("%s late by %v", g.r.ID, g.now.Sub(due[g.r.ID]))
+	}
+}
+
+// A delivery that runs, or waits for a free runner, longer than AckWait is
+// kept alive from its receipt: the server does not hand it to another
+// worker.
+func TestWaitingDeliveryKeptAlive(t *testing.T) {
+	c := open(t, Config{AckWait: time.Second})
+	ctx := context.Background()
+	runs := make(chan string, 10)
+	fn := func(ctx context.Context, r Run) error {
+		runs <- r.ID
+		if r.ID == "slow" {
+			<-time.After(2500 * time.Millisecond) // simulated long work, not synchronization
+		}
+		return nil
+	}
+	work(t, c, "q", fn, WorkOptions{Concurrency: 1})
+	if err := c.Enqueue(ctx, Job{Queue: "q", ID: "slow"}); err != nil {
+		t.Fatal(err)
+	}
+	count := map[string]int{recv(t, runs, "slow run"): 1}
+	if err := c.Enqueue(ctx, Job{Queue: "q", ID: "waiting"}); err != nil {
+		t.Fatal(err)
+	}
+	// The busy worker's standing pull request takes "waiting" at once;
+	// wait until the server counts it delivered, then start an idle
+	// worker that would get it back if its AckWait ran out.
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		st, err := c.Stats(ctx, "q")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Running == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Stats = %+v, want both jobs delivered to the busy worker", st)
+		}
+	}
+	work(t, c, "q", fn, WorkOptions{Concurrency: 1})
+	if err := c.EnqueueAfter(ctx, Job{Queue: "q", ID: "last"}, 3*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	for id := ""; id != "last"; {
+		id = recv(t, runs, "run")
+		count[id]++
+	}
+	if count["slow"] != 1 || count["waiting"] != 1 {
+		t.Errorf("runs %v, want slow and waiting once each", count)
+	}
+}

@@ -1,0 +1,85 @@
+package timingwheel
+
+import (
+	"math/bits"
+	"runtime"
+	"testing"
+	"time"
+	"unsafe"
+)
+
+// heapPer returns the heap bytes that each of n values built by build keeps
+// alive, measured after garbage collections.
+func heapPer(n int, build func() func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	stops := make([]func(), n)
+	for i := range stops {
+		stops[i] = build()
+	}
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	for _, stop := range stops {
+		stop()
+	}
+	if after.HeapAlloc < before.HeapAlloc {
+		return 0
+	}
+	return (after.HeapAlloc - before.HeapAlloc) / uint64(n)
+}
+
+// coreBytes returns what the pure core's slot heads and occupancy words
+// take, as the allocator rounds them: they grow with numSlots and the
+// levels, not with processors.
+func coreBytes[T any](w *wheel[T]) uint64 {
+	return allocSize(uint64(cap(w.slots))*uint64(unsafe.Sizeof(Timer[T]{}))) + allocSize(uint64(cap(w.occ))*8)
+}
+
+// allocSize approximates the size the runtime allocates for n bytes: whole
+// 8 KiB pages above 32 KiB, below that size classes about 1/8 apart.
+func allocSize(n uint64) uint64 {
+	if n > 32<<10 {
+		return (n + 8<<10 - 1) &^ (8<<10 - 1)
+	}
+	step := max(uint64(1)<<bits.Len64(n)/8, 16)
+	return (n + step - 1) / step * step
+}
+
+// TestEmptyWheelIsSmallAtGOMAXPROCS64 pins issue 12 item 9: a wheel that
+// holds no timer must not pay for the shards that many processors would
+// use under load (at GOMAXPROCS=64 an empty TimingWheel took 189 KiB, an
+// empty Scheduler 80 KiB, nearly all of it shards). The bounds are on
+// what the layers and the driver add to the core's slot heads, which
+// depend on numSlots and the levels only (logged).
+func TestEmptyWheelIsSmallAtGOMAXPROCS64(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector adds to every allocation")
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(64))
+	for _, slots := range []int{8, 64} {
+		var keyedCore, schedCore uint64
+		keyed := heapPer(20, func() func() {
+			tw, err := New(time.Second, slots, func(string, int) {})
+			must(t, err)
+			keyedCore = coreBytes(tw.k.d.w)
+			return tw.Stop
+		})
+		sched := heapPer(20, func() func() {
+			s, err := NewScheduler(time.Second, slots, func(*Timer[int], time.Time) time.Duration { return 0 })
+			must(t, err)
+			schedCore = coreBytes(s.d.w)
+			return s.Stop
+		})
+		t.Logf("%d slots: empty TimingWheel[string, int] %d B (core slot heads %d B), empty Scheduler[int] %d B (core %d B)",
+			slots, keyed, keyedCore, sched, schedCore)
+		if got, limit := keyed-min(keyed, keyedCore), uint64(8<<10); got > limit {
+			t.Errorf("%d slots: an empty TimingWheel takes %d B besides the core's slot heads, want <= %d", slots, got, limit)
+		}
+		if got, limit := sched-min(sched, schedCore), uint64(6<<10); got > limit {
+			t.Errorf("%d slots: an empty Scheduler takes %d B besides the core's slot heads, want <= %d", slots, got, limit)
+		}
+	}
+}

@@ -1,0 +1,122 @@
+package timingwheel
+
+import (
+	"sync"
+	"time"
+)
+
+// Stats describes what a TimingWheel or a Scheduler has done since it was
+// made. The owner goroutine keeps the counters and publishes a copy after
+// each of its wake-ups, so callers pay nothing for them; Stats returns the
+// last copy, at most one wake-up old.
+type Stats struct {
+	// Pending is the number of timers in the wheel. Timers scheduled,
+	// moved or removed since the owner's last wake-up are not counted
+	// yet (TimingWheel.Len and Scheduler.Len count them).
+	Pending int
+	// Fired counts timers that came due and were handed to their
+	// callback (execute, or the Scheduler's fire). A TimingWheel timer
+	// moved later before its slot came up is not fired until its new
+	// deadline.
+	Fired uint64
+	// Removed counts scheduled timers unscheduled before they fired:
+	// RemoveTimer, Scheduler.Cancel, and the timers handed to Drain.
+	// Timers dropped by Stop are not counted.
+	Removed uint64
+	// WakeUps counts the owner goroutine's wake-ups: ticks with work,
+	// commands, and signals from callers. An idle wheel does not wake.
+	WakeUps uint64
+	// LargestBatch is the largest number of timers fired in one slice of
+	// the owner's work (at most the n of WithBatch).
+	LargestBatch int
+	// Lateness is how late timers fired: for each, the owner's clock
+	// reading when it fired the timer minus the start of the timer's
+	// deadline tick. It does not include the wait for an executor
+	// goroutine, nor the rounding of deadlines up to whole ticks.
+	Lateness Lateness
+}
+
+// LatenessBounds are the upper bounds of Lateness.Buckets, in order; the
+// last bucket counts what is later than the last bound.
+var LatenessBounds = [...]time.Duration{
+	100 * time.Microsecond, time.Millisecond, 10 * time.Millisecond,
+	100 * time.Millisecond, time.Second, 10 * time.Second,
+}
+
+// Lateness summarizes how late timers fired.
+type Lateness struct {
+	Count uint64        // timers measured: Fired
+	Sum   time.Duration // the sum of their lateness
+	Max   time.Duration // the largest lateness seen
+	// Buckets[i] counts the timers whose lateness was at most
+	// LatenessBounds[i] and more than LatenessBounds[i-1] (any, for i=0);
+	// the last bucket counts those later than every bound.
+	Buckets [len(LatenessBounds) + 1]uint64
+}
+
+// observe adds one timer's lateness.
+func (l *Lateness) observe(d time.Duration) {
+	l.Count++
+	l.Sum += d
+	l.Max = max(l.Max, d)
+	i := 0
+	for i < len(LatenessBounds) && d > LatenessBounds[i] {
+		i++
+	}
+	l.Buckets[i]++
+}
+
+// counters are the owner's statistics: written by the owner goroutine
+// only, published under mu after each wake-up.
+type counters struct {
+	st    Stats // owner only, except WakeUps (from driver.loops) and Pending
+	slice uint64
+
+	mu  sync.Mutex
+	pub Stats
+}
+
+// fired counts a timer handed to its callback, whose deadline tick was
+// when. Owner only.
+func (d *driver[T]) fired(when int64) {
+	d.st.st.Fired++
+	d.st.st.Lateness.observe(time.Duration(max(d.nowNs-when*d.interval, 0)))
+}
+
+// removedOne counts a scheduled timer unscheduled before it fired. Owner
+// only.
+func (d *driver[T]) removedOne() { d.st.st.Removed++ }
+
+// startSlice and endSlice bracket one slice of advance work, to find the
+// largest batch. Owner only.
+func (d *driver[T]) startSlice() { d.st.slice = d.st.st.Fired }
+func (d *driver[T]) endSlice() {
+	d.st.st.LargestBatch = max(d.st.st.LargestBatch, int(d.st.st.Fired-d.st.slice))
+}
+
+// publish makes the owner's counters visible to stats. Owner only, once
+// per wake-up: one uncontended lock.
+func (d *driver[T]) publish() {
+	d.st.st.Pending = d.w.count
+	d.st.mu.Lock()
+	d.st.pub = d.st.st
+	d.st.mu.Unlock()
+}
+
+// stats returns the last published counters.
+func (d *driver[T]) stats() Stats {
+	d.st.mu.Lock()
+	s := d.st.pub
+	d.st.mu.Unlock()
+	s.WakeUps = d.loops.Load()
+	return s
+}
+
+// Stats returns the wheel's counters, as of the owner goroutine's last
+// wake-up. It never waits for the owner, works after Stop, and is O(1).
+func (tw *TimingWheel[K, V]) Stats() Stats { return tw.k.d.stats() }
+
+// Stats returns the Scheduler's counters, as of the owner goroutine's
+// last wake-up. It never waits for the owner, works after Stop, and is
+// O(1).
+func (s *Scheduler[T]) Stats() Stats { return s.d.stats() }
