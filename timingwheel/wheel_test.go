@@ -785,16 +785,16 @@ func TestWheelDesignExample(t *testing.T) {
 	h := newHarnessShape(t, 8, 2, 2, 3)
 	const a, b, c = 0, 1, 2
 	where := func(id int) string {
-		for idx := range h.w.slots {
-			head := &h.w.slots[idx]
+		found := "not in a slot"
+		h.w.heads(func(idx int, head *Timer[int]) {
 			for e := head.next; e != head; e = e.next {
 				if e == h.timers[id] {
 					level, i, _ := slotInfo(h.w, idx)
-					return fmt.Sprintf("level %d slot %d", level, i)
+					found = fmt.Sprintf("level %d slot %d", level, i)
 				}
 			}
-		}
-		return "not in a slot"
+		})
+		return found
 	}
 	expect := func(at string, id int, want string) {
 		t.Helper()
