@@ -38,7 +38,7 @@ func TestCancel(t *testing.T) {
 	// The server hands a job to the workers scheduleLead before it is due:
 	// leave time for the checks below while all are still pending.
 	n := size(40, 10_000)
-	due := time.Now().Add(3*time.Second + time.Duration(n)*time.Millisecond)
+	due := time.Now().Add(3*time.Second + time.Duration(n)*3*time.Millisecond)
 	enqueueN(t, c, n, due)
 	// Due now, but no worker yet: a ready job is cancelled too.
 	if err := c.Enqueue(ctx, Job{Queue: "q", ID: "now"}); err != nil {
@@ -55,8 +55,10 @@ func TestCancel(t *testing.T) {
 	if ok, err := c.Cancel(ctx, "q", "j0"); ok || err != nil {
 		t.Errorf("second Cancel(j0) = %v, %v; want false, nil", ok, err)
 	}
-	if st, err := c.Stats(ctx, "q"); err != nil || st.Pending+st.Due != n/2 {
-		t.Errorf("Stats = %+v, %v; want %d Pending (some may be Due already)", st, err, n/2)
+	// Nothing is due yet ("now" was cancelled): a stale count of due jobs
+	// (as a wildcard purge leaves it on the server) shows here.
+	if st, err := c.Stats(ctx, "q"); err != nil || st.Pending != n/2 || st.Due != 0 {
+		t.Errorf("Stats = %+v, %v; want Pending %d, Due 0", st, err, n/2)
 	}
 	if err := c.EnqueueAt(ctx, Job{Queue: "q", ID: "last"}, due.Add(100*time.Millisecond)); err != nil {
 		t.Fatal(err)
