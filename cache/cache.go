@@ -115,14 +115,15 @@ func New[K comparable, V any](opts Options[K, V]) (*Cache[K, V], error) {
 	return w, nil
 }
 
-// shardCount returns the number of shards: a power of two, two per
+// shardCount returns the number of shards: a power of two, one per
 // processor and at least 16, fewer when Limit is small, so that each shard
 // of a bounded cache holds at least 64 entries (and a Limit under 128 gets
 // one shard and exact CLOCK order). Shards are made on first use, so an
-// empty cache holds only a pointer per shard; two per processor keep the
-// shards that a thousand entries reach small next to the entries.
+// empty cache holds only a pointer per shard; one per processor keeps the
+// shards that a thousand entries reach (about 1 KiB each with their
+// indexes) small next to the entries.
 func shardCount(procs, limit int) int {
-	n := 1 << bits.Len(uint(max(procs*2, 16)-1))
+	n := 1 << bits.Len(uint(max(procs, 16)-1))
 	n = min(n, 1024)
 	for limit > 0 && n > 1 && limit/n < 64 {
 		n >>= 1

@@ -104,8 +104,8 @@ func TestShardCountAndLimitSplit(t *testing.T) {
 	}{
 		{"unbounded, 2 procs", 2, 0, 16},
 		{"unbounded, 8 procs", 8, 0, 16},
-		{"unbounded, 64 procs", 64, 0, 128},
-		{"unbounded, 1000 procs caps", 1000, 0, 1024},
+		{"unbounded, 64 procs", 64, 0, 64},
+		{"unbounded, 4096 procs caps", 4096, 0, 1024},
 		{"tiny limit gets one shard", 2, 10, 1},
 		{"limit 127 gets one shard", 2, 127, 1},
 		{"limit 128 gets two", 2, 128, 2},

@@ -126,7 +126,7 @@
 // pointers. The index shrinks as entries expire
 // or are deleted, so memory follows the population down as well as up.
 // An empty cache takes about 13 KiB at GOMAXPROCS=64 (most of it its
-// wheel): shards are made when a key first reaches them (two per
+// wheel): shards are made when a key first reaches them (one per
 // processor, fewer for a small Limit), and the hit and miss counters start
 // with four stripes of 128 bytes and grow only when concurrent readers
 // collide, up to 16 per processor (TestSmallCachesStaySmall).
