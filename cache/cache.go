@@ -132,8 +132,8 @@ func shardCount(procs, limit int) int {
 }
 
 // wheelSlots covers one TTL with slots of one resolution, as a power of two
-// in [16, 128]; longer TTLs wait extra rotations, in which the wheel
-// touches a timer at most once each. 128 slots (40 bytes each) keep an
+// in [16, 128]; longer TTLs wait in the wheel's coarser levels, which
+// touch a timer at most once per level. 128 slots (40 bytes each) keep an
 // empty cache's wheel small.
 func wheelSlots(ttl, res time.Duration) int {
 	want := min(int64(ttl/res)+1, 128)
