@@ -103,7 +103,7 @@ func (j *Jobs) Instrument(opts jobs.Options) jobs.Options {
 // that spans the Func starts are its children. finish ends it.
 func (j *Jobs) middleware(fn jobs.Func) jobs.Func {
 	return func(ctx context.Context, r jobs.Run) error {
-		ctx, span := j.start(ctx, r, trace.SpanContext{})
+		ctx, span := j.Start(ctx, r)
 		k := keyOf(r)
 		j.mu.Lock()
 		j.open[k] = append(j.open[k], span)
@@ -112,12 +112,11 @@ func (j *Jobs) middleware(fn jobs.Func) jobs.Func {
 	}
 }
 
-// start opens the span of run r; a valid remote parent makes it a child
-// of that span (a job enqueued by another process).
-func (j *Jobs) start(ctx context.Context, r jobs.Run, remote trace.SpanContext) (context.Context, trace.Span) {
-	if remote.IsValid() {
-		ctx = trace.ContextWithRemoteSpanContext(ctx, remote)
-	}
+// Start opens the span of attempt r, a child of the span in ctx if any,
+// and returns ctx carrying it. Instrument does this for a jobs.Scheduler;
+// Start, End and Record serve other runners (see package natsotel). The
+// span must be ended with End.
+func (j *Jobs) Start(ctx context.Context, r jobs.Run) (context.Context, trace.Span) {
 	name := r.Name
 	if name == "" {
 		name = "job"
@@ -147,14 +146,18 @@ func (j *Jobs) finish(e jobs.Event) {
 	}
 	j.mu.Unlock()
 	if span != nil {
-		end(span, e)
+		j.End(span, e)
 	}
-	j.record(e)
+	j.Record(e)
 }
 
-// end sets the outcome on span and ends it when the attempt ended.
-func end(span trace.Span, e jobs.Event) {
-	span.SetAttributes(attribute.String("ttlkit.job.outcome", e.Outcome.String()))
+// End ends span, opened by Start, at e.Started + e.Duration: it records
+// e.Err, if any, and sets the status to Error, and adds the outcome
+// attribute unless e.Outcome is zero.
+func (j *Jobs) End(span trace.Span, e jobs.Event) {
+	if e.Outcome != 0 {
+		span.SetAttributes(attribute.String("ttlkit.job.outcome", e.Outcome.String()))
+	}
 	if e.Err != nil {
 		span.RecordError(e.Err)
 		span.SetStatus(codes.Error, e.Err.Error())
@@ -162,8 +165,10 @@ func end(span trace.Span, e jobs.Event) {
 	span.End(trace.WithTimestamp(e.Started.Add(e.Duration)))
 }
 
-// record adds one finished attempt to the instruments.
-func (j *Jobs) record(e jobs.Event) {
+// Record adds one finished attempt to the instruments. Instrument does
+// this for a jobs.Scheduler; for natsjobs, use it as the Work call's
+// Hooks.OnFinish.
+func (j *Jobs) Record(e jobs.Event) {
 	ctx := context.Background()
 	outcome := metric.WithAttributes(append([]attribute.KeyValue{attribute.String("ttlkit.job.outcome", e.Outcome.String())}, j.common...)...)
 	j.runs.Add(ctx, 1, outcome)
