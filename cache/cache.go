@@ -242,7 +242,7 @@ func (c *Cache[K, V]) Get(key K) (V, bool) {
 }
 
 func (c *cache[K, V]) get(key K) (V, bool) {
-	if v, ok := c.lookup(key, c.hash(key)); ok {
+	if v, _, ok := c.lookup(key, c.hash(key), true); ok {
 		c.reads.hit()
 		return v, true
 	}
@@ -251,8 +251,9 @@ func (c *cache[K, V]) get(key K) (V, bool) {
 	return zero, false
 }
 
-// lookup is the lock-free read of Get and Take: the live value for key
-// (whose hash is h), marking its node as used. It counts nothing.
+// lookup is the lock-free read of Get, Take and Peek: the live value for
+// key (whose hash is h) and the time it has left, marking its node as used
+// if mark is set. It counts nothing.
 //
 // The node's key never changes, and its value is reached through val,
 // which writers replace atomically (see node). The reader must pair the
@@ -265,14 +266,14 @@ func (c *cache[K, V]) get(key K) (V, bool) {
 // retried; after a few tries it is done under the shard lock, so a reader
 // always finishes. The clock is read after the loads. A node removed
 // meanwhile has val nil: a miss.
-func (c *cache[K, V]) lookup(key K, h uint64) (v V, ok bool) {
+func (c *cache[K, V]) lookup(key K, h uint64, mark bool) (v V, left time.Duration, ok bool) {
 	s := c.shardAt(h)
 	if s == nil {
-		return v, false
+		return v, 0, false
 	}
 	n := s.tab.Get(key, h)
 	if n == nil {
-		return v, false
+		return v, 0, false
 	}
 	for range 3 {
 		p := n.val.Load()
@@ -283,21 +284,23 @@ func (c *cache[K, V]) lookup(key K, h uint64) (v V, ok bool) {
 		if n.val.Load() != p {
 			continue // overwritten meanwhile
 		}
-		if p == nil || st>>stampShift <= c.now() {
-			return v, false
+		left := st>>stampShift - c.now()
+		if p == nil || left <= 0 {
+			return v, 0, false
 		}
-		if st&markBit == 0 {
+		if mark && st&markBit == 0 {
 			n.stamp.Or(markBit)
 		}
-		return *p, true
+		return *p, time.Duration(left), true
 	}
 	s.mu.Lock()
 	p, st := n.val.Load(), n.stamp.Load()
 	s.mu.Unlock()
-	if p == nil || st>>stampShift <= c.now() {
-		return v, false
+	left = time.Duration(st>>stampShift - c.now())
+	if p == nil || left <= 0 {
+		return v, 0, false
 	}
-	return *p, true
+	return *p, left, true
 }
 
 // Set stores value for key with the default TTL (see Options.TTL and
@@ -537,10 +540,12 @@ func (c *Cache[K, V]) String() string {
 // not be called from OnEvict. Close returns nil the first time and
 // ErrClosed afterwards.
 //
-// After Close, Get misses, Set, SetWithExpire and Delete do nothing, Len
-// returns 0, All yields nothing, Take and its variants return ErrClosed
-// (loads already running finish and hand their result to their callers
-// without storing it), and Stats keeps returning the final counters.
+// After Close, Get and Peek miss, Remaining and Touch return false, Set,
+// SetWithExpire, SetIfAbsent, GetOrSet, Delete and Clear store and remove
+// nothing, Len returns 0, All, Keys and Values yield nothing, Take and its
+// variants return ErrClosed (loads already running finish and hand their
+// result to their callers without storing it), and Stats keeps returning
+// the final counters.
 func (c *Cache[K, V]) Close() error {
 	if !c.c.close(true) {
 		return ErrClosed

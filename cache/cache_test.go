@@ -623,6 +623,9 @@ func TestHotPathsDoNotAllocate(t *testing.T) {
 	if n := testing.AllocsPerRun(1000, func() { c.Get(2) }); n != 0 {
 		t.Errorf("Get miss: %v allocs, want 0", n)
 	}
+	if n := testing.AllocsPerRun(1000, func() { c.Peek(1); c.Remaining(1); c.GetOrSet(1, 1) }); n != 0 {
+		t.Errorf("Peek, Remaining and GetOrSet hits: %v allocs, want 0", n)
+	}
 	// An overwrite boxes the new value, so that lock-free readers of the
 	// old one never see it change (see node).
 	if n := testing.AllocsPerRun(1000, func() { c.Set(1, 2) }); n != 1 {

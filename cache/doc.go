@@ -31,7 +31,9 @@
 // The options that matter ([Options]): TTL (required), Limit, Jitter to
 // spread the expiry of entries written together, Resolution (how soon
 // expired entries are reclaimed; default TTL/100), and OnEvict to hear
-// about every entry that leaves, with the reason.
+// about every entry that leaves, with the reason. Besides Get and Set:
+// Peek (a read that is not a use), GetOrSet and SetIfAbsent, Remaining (the
+// time an entry has left), Clear, and the iterators All, Keys and Values.
 //
 // Costs: a Get takes no lock, sends on no channel, allocates nothing and
 // reads the clock once when it finds an entry. A Set of an existing key
@@ -66,6 +68,9 @@
 //     or a struct, array or interface holding one) could never be found
 //     again, so writes of it are dropped and Take loads it without storing
 //     (see Cache); it never breaks a shard nor counts towards Limit.
+//   - Callbacks cannot break the cache. A panic in OnEvict is recovered and
+//     reported to Options.OnPanic; a runtime.Goexit in it does not stop
+//     the delivery of later events.
 //   - Callbacks without locks. OnEvict never runs under a cache lock nor on
 //     the expiry engine's goroutine; see Options.OnEvict for which goroutine
 //     runs it.

@@ -99,3 +99,48 @@ func ExampleCache_All() {
 	// Output:
 	// sum: 3
 }
+
+func ExampleCache_GetOrSet() {
+	c, err := cache.New(cache.Options[string, string]{TTL: time.Minute})
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+
+	v, loaded := c.GetOrSet("lang", "go") // stores
+	fmt.Println(v, loaded)
+	v, loaded = c.GetOrSet("lang", "rust") // finds the stored value
+	fmt.Println(v, loaded)
+	fmt.Println(c.SetIfAbsent("lang", "zig"), c.SetIfAbsent("editor", "vi"))
+	if left, ok := c.Remaining("editor"); ok && left <= time.Minute {
+		fmt.Println("editor lives at most a minute more")
+	}
+	// Output:
+	// go false
+	// go true
+	// false true
+	// editor lives at most a minute more
+}
+
+func ExampleOptions_onPanic() {
+	c, err := cache.New(cache.Options[string, int]{
+		TTL: time.Minute,
+		OnEvict: func(e cache.Event[string, int]) {
+			panic("cleanup failed for " + e.Key)
+		},
+		OnPanic: func(p cache.Panic[string, int]) {
+			fmt.Println("recovered:", p.Recovered, "on", p.Event.Reason)
+		},
+	})
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+
+	c.Set("a", 1)
+	c.Delete("a") // OnEvict panics; Delete returns normally
+	fmt.Println("len:", c.Len())
+	// Output:
+	// recovered: cleanup failed for a on Deleted
+	// len: 0
+}

@@ -20,6 +20,22 @@ func (c *Cache[K, V]) Range(f func(key K, value V) bool) {
 	c.c.each(f)
 }
 
+// Keys returns an iterator over the keys of the live entries, as All
+// visits them.
+func (c *Cache[K, V]) Keys() iter.Seq[K] {
+	return func(yield func(K) bool) {
+		c.c.each(func(k K, _ V) bool { return yield(k) })
+	}
+}
+
+// Values returns an iterator over the values of the live entries, as All
+// visits them.
+func (c *Cache[K, V]) Values() iter.Seq[V] {
+	return func(yield func(V) bool) {
+		c.c.each(func(_ K, v V) bool { return yield(v) })
+	}
+}
+
 type snapshot[K comparable, V any] struct {
 	key      K
 	value    V

@@ -98,6 +98,24 @@ func (m *model) get(k int) (int, bool) {
 	return 0, false
 }
 
+// peek is get without the mark; it also returns the time left.
+func (m *model) peek(k int) (int, time.Duration, bool) {
+	if e := m.m[k]; e != nil && e.deadline > m.now {
+		return e.v, e.deadline - m.now, true
+	}
+	return 0, 0, false
+}
+
+// clear removes every entry, head of the list first.
+func (m *model) clear() []Event[int, int] {
+	var ev []Event[int, int]
+	for _, k := range m.order {
+		ev = append(ev, Event[int, int]{k, m.m[k].v, m.endReason(m.m[k], Deleted)})
+	}
+	m.m, m.order = map[int]*mentry{}, nil
+	return ev
+}
+
 // advance moves the model's clock and returns the entries the wheel
 // reclaims meanwhile, sorted by key.
 func (m *model) advance(d time.Duration) []Event[int, int] {
@@ -132,9 +150,14 @@ type step struct {
 }
 
 func (s step) String() string {
-	names := [...]string{"Set", "SetWithExpire", "Delete", "Get", "Take", "TakeError", "Sleep", "All"}
-	return fmt.Sprintf("%s(%d, %d)", names[int(s.op)%len(names)], s.key, s.arg)
+	return fmt.Sprintf("%s(%d, %d)", opNames[int(s.op)%numOps], s.key, s.arg)
 }
+
+// opNames are the operations of a script, by op.
+var opNames = [...]string{"Set", "SetWithExpire", "Delete", "Get", "Take", "TakeError", "Sleep", "All",
+	"Peek", "GetOrSet", "SetIfAbsent", "Clear", "Remaining", "Touch"}
+
+const numOps = len(opNames)
 
 const (
 	modelTTL = 100 * time.Millisecond
@@ -157,7 +180,7 @@ func runScript(t *testing.T, limit int, steps []step) {
 		for i, s := range steps {
 			var want []Event[int, int]
 			v := i + 1
-			switch s.op % 8 {
+			switch int(s.op) % numOps {
 			case 0:
 				c.Set(s.key, v)
 				want = m.set(s.key, v, modelTTL)
@@ -175,7 +198,7 @@ func runScript(t *testing.T, limit int, steps []step) {
 					t.Fatalf("step %d %v at %v: Get = %d, %v; want %d, %v", i, s, m.now, got, ok, wv, wok)
 				}
 			case 4, 5:
-				fail := s.op%8 == 5
+				fail := int(s.op)%numOps == 5
 				got, err := c.Take(s.key, func() (int, error) {
 					if fail {
 						return 0, boom
@@ -215,6 +238,79 @@ func runScript(t *testing.T, limit int, steps []step) {
 				if w := m.live(); fmt.Sprint(got) != fmt.Sprint(w) {
 					t.Fatalf("step %d %v at %v: All = %v, want %v", i, s, m.now, got, w)
 				}
+				keys, values := map[int]int{}, map[int]int{}
+				for k := range c.Keys() {
+					keys[k]++
+				}
+				for v := range c.Values() {
+					values[v]++
+				}
+				for k, v := range got {
+					keys[k]--
+					values[v]--
+				}
+				for k, n := range keys {
+					if n != 0 {
+						t.Fatalf("step %d %v: Keys yields %d more times %d than All", i, s, n, k)
+					}
+				}
+				for v, n := range values {
+					if n != 0 {
+						t.Fatalf("step %d %v: Values yields %d more times %d than All", i, s, n, v)
+					}
+				}
+			case 8, 12:
+				got, ok := c.Peek(s.key)
+				left, lok := c.Remaining(s.key)
+				wv, wleft, wok := m.peek(s.key)
+				if got != wv || ok != wok || left != wleft || lok != wok {
+					t.Fatalf("step %d %v at %v: Peek, Remaining = %d, %v, %v, %v; want %d, %v, %v, %v",
+						i, s, m.now, got, ok, left, lok, wv, wok, wleft, wok)
+				}
+			case 9:
+				got, loaded := c.GetOrSet(s.key, v)
+				wv, wok := m.get(s.key)
+				if !wok {
+					wv = v
+					want = m.set(s.key, v, modelTTL)
+				}
+				if got != wv || loaded != wok {
+					t.Fatalf("step %d %v at %v: GetOrSet = %d, %v; want %d, %v", i, s, m.now, got, loaded, wv, wok)
+				}
+			case 10:
+				stored := c.SetIfAbsent(s.key, v)
+				_, _, live := m.peek(s.key)
+				if !live {
+					want = m.set(s.key, v, modelTTL)
+				}
+				if stored != !live {
+					t.Fatalf("step %d %v at %v: SetIfAbsent = %v, want %v", i, s, m.now, stored, !live)
+				}
+			case 11:
+				c.Clear()
+				want = m.clear()
+				// Shard by shard: in list order within one shard only.
+				byKey := func(a, b Event[int, int]) int { return cmp.Compare(a.Key, b.Key) }
+				got := rec.take()
+				if limit > 0 && limit < 128 {
+					byKey = func(a, b Event[int, int]) int { return 0 } // one shard: exact order
+				}
+				slices.SortStableFunc(got, byKey)
+				slices.SortStableFunc(want, byKey)
+				if fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Fatalf("step %d %v at %v: events %v, want %v", i, s, m.now, got, want)
+				}
+				want = nil
+			case 13:
+				ok := c.Touch(s.key)
+				e := m.m[s.key]
+				wok := e != nil && e.deadline > m.now
+				if wok {
+					e.deadline, e.mark = m.now+modelTTL, true
+				}
+				if ok != wok {
+					t.Fatalf("step %d %v at %v: Touch = %v, want %v", i, s, m.now, ok, wok)
+				}
 			}
 			if got := rec.take(); fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Fatalf("step %d %v at %v: events %v, want %v", i, s, m.now, got, want)
@@ -232,7 +328,10 @@ func runScript(t *testing.T, limit int, steps []step) {
 func randomScript(r *rand.Rand, n, keys int) []step {
 	steps := make([]step, n)
 	for i := range steps {
-		s := step{op: uint8(r.IntN(8)), key: r.IntN(keys)}
+		s := step{op: uint8(r.IntN(numOps)), key: r.IntN(keys)}
+		if opNames[s.op] == "Clear" && r.IntN(4) != 0 {
+			s.op = 3 // Get: a Clear in most scripts, not every few steps
+		}
 		switch s.op {
 		case 1:
 			s.arg = r.Int64N(int64(3*modelTTL)) - int64(modelTTL/4)
@@ -286,7 +385,7 @@ func FuzzCache(f *testing.F) {
 		data = data[1:]
 		var steps []step
 		for len(data) >= 3 && len(steps) < 300 {
-			s := step{op: data[0] % 8, key: int(data[1] % 10)}
+			s := step{op: uint8(int(data[0]) % numOps), key: int(data[1] % 10)}
 			switch s.op {
 			case 1:
 				// -12.5ms .. ~306ms in 1.2ms steps: around 0, the

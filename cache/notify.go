@@ -1,19 +1,24 @@
 package cache
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"runtime/debug"
 	"sync"
 )
 
-// Panic describes an OnEvict call that panicked. The cache recovers the
-// panic and goes on as if OnEvict had returned; Options.OnPanic receives
-// this report.
+// ErrGoexit is the Recovered value of the Panic reported for an OnEvict
+// call that called runtime.Goexit (as t.FailNow does).
+var ErrGoexit = errors.New("cache: OnEvict called runtime.Goexit")
+
+// Panic describes an OnEvict call that panicked or exited its goroutine.
+// The cache recovers a panic and goes on as if OnEvict had returned;
+// Options.OnPanic receives this report.
 type Panic[K comparable, V any] struct {
 	Event     Event[K, V] // the event OnEvict was called with
-	Recovered any         // the value passed to panic
-	Stack     []byte      // the stack of the panicking goroutine
+	Recovered any         // the value passed to panic, or ErrGoexit
+	Stack     []byte      // the stack of the goroutine that ran OnEvict
 }
 
 // String returns the reason, the key and the panic value.
@@ -22,15 +27,23 @@ func (p Panic[K, V]) String() string {
 }
 
 // evict calls OnEvict with e, recovering a panic and handing it to
-// OnPanic. A runtime.Goexit in OnEvict is not stopped: it ends the calling
-// goroutine (see notifier for the delivery goroutine).
+// OnPanic. A runtime.Goexit in OnEvict is reported too (as ErrGoexit) but
+// not stopped: it ends the calling goroutine (see notifier for the
+// delivery goroutine).
 func (c *cache[K, V]) evict(e Event[K, V]) {
+	returned := false
 	defer func() {
-		if r := recover(); r != nil {
-			c.onPanic(Panic[K, V]{Event: e, Recovered: r, Stack: debug.Stack()})
+		if returned {
+			return
 		}
+		r := recover()
+		if r == nil {
+			r = ErrGoexit // a panic always has a value (panic(nil) too, since Go 1.21)
+		}
+		c.onPanic(Panic[K, V]{Event: e, Recovered: r, Stack: debug.Stack()})
 	}()
 	c.onEvict(e)
+	returned = true
 }
 
 // logPanic is the default OnPanic.

@@ -15,8 +15,15 @@ import (
 func TestOnEvictGoexitKeepsDelivering(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var mu sync.Mutex
-		var got []int
+		var got, exits []int
 		c := newCache(t, Options[int, int]{TTL: time.Second, Resolution: 100 * time.Millisecond,
+			OnPanic: func(p Panic[int, int]) {
+				mu.Lock()
+				if p.Recovered == ErrGoexit {
+					exits = append(exits, p.Event.Key)
+				}
+				mu.Unlock()
+			},
 			OnEvict: func(e Event[int, int]) {
 				mu.Lock()
 				got = append(got, e.Key)
@@ -36,6 +43,9 @@ func TestOnEvictGoexitKeepsDelivering(t *testing.T) {
 		mu.Lock()
 		if want := []int{0, 1, 2, 3, 4, 5, 10}; !slicesEqual(got, want) {
 			t.Errorf("OnEvict saw %v, want %v", got, want)
+		}
+		if want := []int{0, 2, 4, 10}; !slicesEqual(exits, want) {
+			t.Errorf("Goexits reported for %v, want %v", exits, want)
 		}
 		mu.Unlock()
 		c.SetWithExpire(20, 20, time.Second)

@@ -83,10 +83,10 @@ type Options[K comparable, V any] struct {
 	// A panic in OnEvict is recovered and reported to OnPanic, as the timing
 	// wheel does for its callbacks: the call that caused the event returns
 	// normally, and the delivery of Expired events goes on. A
-	// runtime.Goexit in OnEvict (t.FailNow in a test) ends the goroutine
-	// that ran it: the caller's for call-driven events; for Expired ones,
-	// a new delivery goroutine takes over, so later events are still
-	// delivered.
+	// runtime.Goexit in OnEvict (t.FailNow in a test) is reported to
+	// OnPanic as ErrGoexit and ends the goroutine that ran it: the
+	// caller's for call-driven events; for Expired ones, a new delivery
+	// goroutine takes over, so later events are still delivered.
 	OnEvict func(Event[K, V])
 
 	// OnPanic receives the panics recovered from OnEvict, on the goroutine

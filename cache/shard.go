@@ -364,6 +364,38 @@ func (s *shard[K, V]) deleteLocked(key K, h uint64, now int64, p *pending[K, V])
 	return true
 }
 
+// clearLocked removes every entry of the shard, as deleteLocked does for
+// one, and marks every load in flight as overtaken. It appends the events
+// to report (only with report set) and the retired expiries, whose timers
+// the caller cancels after the unlock.
+func (s *shard[K, V]) clearLocked(now int64, report bool, events []Event[K, V], retired []*expiry[K, V]) ([]Event[K, V], []*expiry[K, V]) {
+	for n := s.lru.next; n != &s.lru; {
+		next := n.next
+		reason := Deleted
+		if n.deadline() <= now {
+			reason = Expired
+		}
+		if report {
+			events = append(events, Event[K, V]{Key: n.key, Value: *n.val.Load(), Reason: reason})
+		}
+		n.prev, n.next = nil, nil // every node goes: no neighbour to relink
+		n.killLocked()
+		e := n.exp
+		n.exp = nil
+		e.n.Store(nil)
+		retired = append(retired, e)
+		s.count(reason)
+		n = next
+	}
+	s.lru.next, s.lru.prev = &s.lru, &s.lru
+	s.tab.Clear()
+	for _, cl := range s.calls {
+		cl.stale = true
+	}
+	s.calls, s.peak = nil, 0
+	return events, retired
+}
+
 // staleLoadLocked marks a load in flight for key, if any, as overtaken by
 // a write: its result is still handed to its callers but not stored, and
 // a later Take of key starts a new load instead of joining it.

@@ -79,7 +79,7 @@ func (c *Cache[K, V]) TakeCtxWithExpire(ctx context.Context, key K, ttl time.Dur
 func (c *cache[K, V]) take(ctx context.Context, key K, ttl time.Duration, fetch func(context.Context) (V, error)) (V, error) {
 	h := c.hash(key)
 	// Fast path: a live entry, without the lock.
-	if v, ok := c.lookup(key, h); ok {
+	if v, _, ok := c.lookup(key, h, true); ok {
 		c.reads.hit()
 		return v, nil
 	}

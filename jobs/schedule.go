@@ -8,7 +8,8 @@ import "time"
 // then, each time an occurrence fires, with that occurrence or the current
 // time, whichever is later (so missed occurrences collapse into one); with
 // FromCompletion, with the end of the previous occurrence. Next is called
-// on the wheel's goroutine and must be quick and safe for concurrent use.
+// on the wheel's goroutine (or a worker), with the job locked: it must be
+// quick, safe for concurrent use, and must not call the Scheduler.
 //
 // Custom schedules are read on the wall clock, like At and Cron. The
 // Schedules returned by After and Every are recognised by the Scheduler

@@ -163,19 +163,33 @@ func (s *Scheduler) add(id string, when Schedule, fn Func, opts []JobOptions, re
 	if j.next, err = s.first(j, now); err != nil {
 		return err
 	}
+	old, err := s.publish(j, now, replace)
+	if err != nil {
+		return err
+	}
+	if old != nil {
+		// With no job locked: OnCancel may call the Scheduler.
+		s.kill(old, ErrCanceled)
+	}
+	return nil
+}
+
+// publish puts j in the table and arms it, with j locked so that a
+// racing Cancel finds it armed; it returns the job j replaces, if any.
+func (s *Scheduler) publish(j *job, now time.Time, replace bool) (old *job, err error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	s.mu.Lock()
 	if s.closing.Load() {
 		s.mu.Unlock()
-		return ErrClosed
+		return nil, ErrClosed
 	}
-	old := s.jobs[id]
+	old = s.jobs[j.id]
 	if old != nil && !replace {
 		s.mu.Unlock()
-		return ErrDuplicate
+		return nil, ErrDuplicate
 	}
-	s.jobs[id] = j
+	s.jobs[j.id] = j
 	s.mu.Unlock()
 	s.st.added.Add(1)
 	if j.plan == planWall {
@@ -184,14 +198,9 @@ func (s *Scheduler) add(id string, when Schedule, fn Func, opts []JobOptions, re
 	if err := s.arm(j, now); err != nil {
 		// Shutdown stopped the wheel after the check above.
 		s.retireLocked(j)
-		return ErrClosed
+		return nil, ErrClosed
 	}
-	if old != nil {
-		// Lock order is job before table, never two jobs at once:
-		// cancel the old job once the new one is released.
-		defer s.kill(old, ErrCanceled)
-	}
-	return nil
+	return old, nil
 }
 
 func (s *Scheduler) newJob(id string, when Schedule, fn Func, opts []JobOptions) (*job, error) {

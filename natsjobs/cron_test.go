@@ -36,8 +36,8 @@ func TestCronEverySecond(t *testing.T) {
 	ctx := context.Background()
 	runs := make(chan Run, 100)
 	fn := func(ctx context.Context, r Run) error { runs <- r; return nil }
-	work(t, c, "q", fn, WorkOptions{})
-	work(t, c, "q", fn, WorkOptions{})
+	stop1 := work(t, c, "q", fn, WorkOptions{})
+	stop2 := work(t, c, "q", fn, WorkOptions{})
 	berlin, err := time.LoadLocation("Europe/Berlin")
 	if err != nil {
 		berlin = nil
@@ -58,9 +58,14 @@ func TestCronEverySecond(t *testing.T) {
 			t.Errorf("second %d: %d runs, want 1", s, n)
 		}
 	}
-	if st, err := c.Stats(ctx, "q"); err != nil || st.Pending != 1 {
-		t.Errorf("Stats = %+v, %v; want the schedule Pending: 1", st, err)
+	// With no worker running, the schedule stays Pending (its latest
+	// activation may wait as Due).
+	stop1()
+	stop2()
+	if st, err := c.Stats(ctx, "q"); err != nil || st.Pending < 1 {
+		t.Errorf("Stats = %+v, %v; want the schedule Pending", st, err)
 	}
+	work(t, c, "q", fn, WorkOptions{})
 	if ok, err := c.Cancel(ctx, "q", "tick"); !ok || err != nil {
 		t.Fatalf("Cancel = %v, %v", ok, err)
 	}

@@ -166,6 +166,7 @@ func TestBadConfig(t *testing.T) {
 		{"NoQueues", Config{Ephemeral: true}, "no Queues"},
 		{"BadQueue", Config{Ephemeral: true, Queues: []string{"a.b"}}, "only letters"},
 		{"Replicas", Config{Ephemeral: true, Queues: []string{"q"}, Replicas: 7}, "Replicas"},
+		{"EmbeddedR3", Config{Ephemeral: true, Queues: []string{"q"}, Replicas: 3}, "needs a cluster"},
 		{"AckWait", Config{Ephemeral: true, Queues: []string{"q"}, AckWait: time.Millisecond}, "AckWait"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

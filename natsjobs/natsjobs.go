@@ -71,6 +71,8 @@ func (c *Config) validate() error {
 		c.Replicas = 1
 	case c.Replicas < 0 || c.Replicas > 5:
 		return invalidf("Config: Replicas %d out of range 1..5", c.Replicas)
+	case c.Replicas > 1 && c.URL == "":
+		return invalidf("Config: Replicas %d needs a cluster (URL); the embedded server is one server", c.Replicas)
 	}
 	if c.AckWait < 0 || (c.AckWait > 0 && c.AckWait < time.Second) {
 		return invalidf("Config: AckWait %v under 1s", c.AckWait)

@@ -181,14 +181,18 @@ func (w *worker) serve(ctx context.Context) error {
 		go w.runner()
 	}
 	quiet := jetstream.ConsumeErrHandler(func(jetstream.ConsumeContext, error) {})
-	cc, err := w.cons.Consume(w.receive, jetstream.PullMaxMessages(w.opts.Concurrency), quiet)
+	// Pull requests expire every 5 s (heartbeats every 2.5 s), so that a
+	// request the server lost (it was restarting, or busy) is noticed and
+	// renewed within seconds rather than the default 30 s.
+	expiry := jetstream.PullExpiry(5 * time.Second)
+	cc, err := w.cons.Consume(w.receive, jetstream.PullMaxMessages(w.opts.Concurrency), expiry, quiet)
 	if err != nil {
 		close(w.stopping)
 		w.wg.Wait()
 		w.wheel.Stop()
 		return w.c.apiErr("consume", err)
 	}
-	ac, err := w.adv.Consume(w.advisory, jetstream.PullMaxMessages(1), quiet)
+	ac, err := w.adv.Consume(w.advisory, jetstream.PullMaxMessages(1), expiry, quiet)
 	if err != nil {
 		cc.Stop()
 		close(w.stopping)

@@ -351,11 +351,13 @@ func (s shape) String() string { return fmt.Sprintf("n=%d levels=%d×%d", s.n, s
 
 // sweepShapes returns every small shape: 1 to 8 base slots under one level
 // of 2 or 4 slots (2 levels in all) or two levels of 2 slots (3 levels).
-// Under -short, 1 to 4 base slots.
+// Under -short, and under the race detector (the core is single-threaded:
+// the plain run sweeps it whole, the race run is for the layers above), 1
+// to 4 base slots.
 func sweepShapes() []shape {
 	var shapes []shape
 	maxN := 8
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		maxN = 4
 	}
 	for n := 1; n <= maxN; n++ {
@@ -776,5 +778,52 @@ func TestWheelTouchesEachTimerOncePerLevel(t *testing.T) {
 			}
 			t.Logf("%d entries examined for %d timers (level bound %d) and %d re-arms", examined, timers, bound, rearms)
 		})
+	}
+}
+
+// TestWheelDesignExample replays the worked example of doc/design.md
+// ("Levels: where a timer waits"): 8 base slots, coarse levels of 4.
+func TestWheelDesignExample(t *testing.T) {
+	h := newHarnessShape(t, 8, 2, 2, 3)
+	const a, b, c = 0, 1, 2
+	where := func(id int) string {
+		found := "not in a slot"
+		h.w.heads(func(idx int, head *Timer[int]) {
+			for e := head.next; e != head; e = e.next {
+				if e == h.timers[id] {
+					level, i, _ := slotInfo(h.w, idx)
+					found = fmt.Sprintf("level %d slot %d", level, i)
+				}
+			}
+		})
+		return found
+	}
+	expect := func(at string, id int, want string) {
+		t.Helper()
+		if got := where(id); got != want {
+			t.Fatalf("%s: timer %d at %s, want %s", at, id, got, want)
+		}
+	}
+	h.advance(13, 100)
+	h.schedule(c, 14)
+	h.schedule(a, 23)
+	h.schedule(b, 100)
+	expect("tick 13", c, "level 0 slot 6")
+	expect("tick 13", a, "level 1 slot 2")
+	expect("tick 13", b, "level 2 slot 3")
+	h.advance(16, 100)
+	expect("tick 16", a, "level 0 slot 7")
+	h.advance(18, 100)
+	h.schedule(a, 40)
+	expect("tick 18", a, "level 0 slot 7")
+	h.advance(23, 100)
+	expect("tick 23", a, "level 2 slot 1")
+	h.advance(32, 100)
+	expect("tick 32", a, "level 1 slot 1")
+	h.advance(96, 100)
+	expect("tick 96", b, "level 0 slot 4")
+	h.advance(100, 100)
+	if got, want := fmt.Sprint(h.fired), "[{2 14} {0 40} {1 100}]"; got != want {
+		t.Fatalf("firings %s, want %s", got, want)
 	}
 }

@@ -91,12 +91,20 @@ func dial(t *testing.T, addr net.Addr) *net.TCPConn {
 // TestProxyEchoAndIdleClose runs the proxy on loopback: data flows both
 // ways (1 MiB, through splice), a client that keeps talking survives
 // several idle timeouts, and a quiet one is closed after the timeout.
+//
+// This runs on the real clock over real sockets, so its margins must
+// exceed the scheduling delays of a loaded machine (CI runs the race
+// detector over every package at once on two cores): the bulk echo goes
+// through a proxy of its own with a timeout it cannot reach, and the
+// chatty client talks every quarter of a 400ms timeout.
 func TestProxyEchoAndIdleClose(t *testing.T) {
-	const idle = 100 * time.Millisecond
-	proxyAddr, stop := startProxy(t, echoServer(t), idle)
+	const idle = 400 * time.Millisecond
+	upstream := echoServer(t)
 
 	// Bulk echo.
-	c := dial(t, proxyAddr)
+	bulkAddr, stopBulk := startProxy(t, upstream, time.Minute)
+	defer stopBulk()
+	c := dial(t, bulkAddr)
 	payload := bytes.Repeat([]byte("idleproxy "), 1<<20/10)
 	go func() {
 		c.Write(payload)
@@ -109,6 +117,7 @@ func TestProxyEchoAndIdleClose(t *testing.T) {
 
 	// A chatty client: one round trip every idle/4 for 5 timeouts, timed by
 	// read deadlines on a silent connection, not sleeps.
+	proxyAddr, stop := startProxy(t, upstream, idle)
 	chatty := dial(t, proxyAddr)
 	quiet := dial(t, proxyAddr)
 	quiet.Write([]byte("q"))

@@ -19,7 +19,7 @@ func (l lines) Write(p []byte) (int, error) { l <- string(p); return len(p), nil
 func cmd(t *testing.T, store string, args ...string) string {
 	t.Helper()
 	var out bytes.Buffer
-	if err := run(context.Background(), append([]string{"-store", store, "-window", "1500ms"}, args...), &out); err != nil {
+	if err := run(context.Background(), append([]string{"-store", store, "-window", "4s"}, args...), &out); err != nil {
 		t.Fatalf("%v: %v", args, err)
 	}
 	return out.String()
@@ -47,7 +47,7 @@ func TestTimeoutsOutliveTheProcess(t *testing.T) {
 		select {
 		case l := <-out:
 			got = append(got, strings.Fields(l)[1])
-			if time.Since(placed) < 1500*time.Millisecond {
+			if time.Since(placed) < 4*time.Second {
 				t.Errorf("%q before the window ended", l)
 			}
 		case <-time.After(30 * time.Second):
