@@ -38,7 +38,7 @@ func TestCancel(t *testing.T) {
 	// The server hands a job to the workers scheduleLead before it is due:
 	// leave time for the checks below while all are still pending.
 	n := size(40, 10_000)
-	due := time.Now().Add(3*time.Second + time.Duration(n)*time.Millisecond)
+	due := time.Now().Add(3*time.Second + time.Duration(n)*3*time.Millisecond)
 	enqueueN(t, c, n, due)
 	// Due now, but no worker yet: a ready job is cancelled too.
 	if err := c.Enqueue(ctx, Job{Queue: "q", ID: "now"}); err != nil {
@@ -55,8 +55,10 @@ func TestCancel(t *testing.T) {
 	if ok, err := c.Cancel(ctx, "q", "j0"); ok || err != nil {
 		t.Errorf("second Cancel(j0) = %v, %v; want false, nil", ok, err)
 	}
-	if st, err := c.Stats(ctx, "q"); err != nil || st.Pending+st.Due != n/2 {
-		t.Errorf("Stats = %+v, %v; want %d Pending (some may be Due already)", st, err, n/2)
+	// Nothing is due yet ("now" was cancelled): a stale count of due jobs
+	// (as a wildcard purge leaves it on the server) shows here.
+	if st := statsSettle(t, c, Stats{Pending: n / 2}); st != (Stats{Pending: n / 2}) {
+		t.Errorf("Stats = %+v; want Pending %d, Due 0", st, n/2)
 	}
 	if err := c.EnqueueAt(ctx, Job{Queue: "q", ID: "last"}, due.Add(100*time.Millisecond)); err != nil {
 		t.Fatal(err)
@@ -101,7 +103,15 @@ func TestEnqueueSameIDReplaces(t *testing.T) {
 	if err := c.EnqueueAt(ctx, Job{Queue: "q", ID: "last"}, soon.Add(500*time.Millisecond)); err != nil {
 		t.Fatal(err)
 	}
-	count, payload := drainUntil(t, collect(t, c), "last")
+	// Wait for every job (on a loaded machine "last" may overtake the
+	// others), then for a sentinel after all of them.
+	runs := collect(t, c)
+	count, payload := map[string]int{}, map[string]string{}
+	for count["a"] == 0 || count["b"] == 0 || count["c"] == 0 || count["last"] == 0 {
+		r := recv(t, runs, "run")
+		count[r.ID]++
+		payload[r.ID] = string(r.Payload)
+	}
 	for _, id := range []string{"a", "b", "c"} {
 		if count[id] != 1 || payload[id] != "new" {
 			t.Errorf("job %s ran %d times with payload %q, want once with new", id, count[id], payload[id])
@@ -221,12 +231,14 @@ func TestEnqueueBatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The same IDs again, later: the ready copies are withdrawn.
-	due := time.Now().Add(3 * time.Second)
+	due := time.Now().Add(time.Minute) // far enough that the check below sees them pending
 	if err := c.EnqueueBatch(ctx, due, now[:n/2]...); err != nil {
 		t.Fatal(err)
 	}
-	if st, err := c.Stats(ctx, "q"); err != nil || st != (Stats{Pending: n / 2, Due: n - n/2}) {
-		t.Errorf("Stats = %+v, %v; want Pending %d, Due %d", st, err, n/2, n-n/2)
+	// The server's due count may trail the burst for a moment.
+	want := Stats{Pending: n / 2, Due: n - n/2}
+	if st := statsSettle(t, c, want); st != want {
+		t.Errorf("Stats = %+v; want %+v", st, want)
 	}
 	bad := []Job{{Queue: "q", ID: "ok"}, {Queue: "q", ID: ""}}
 	if err := c.EnqueueBatch(ctx, time.Time{}, bad...); !errors.Is(err, ErrInvalid) {
@@ -235,7 +247,7 @@ func TestEnqueueBatch(t *testing.T) {
 	if err := c.EnqueueBatch(ctx, time.Now().Add(-time.Second), now[0]); !errors.Is(err, ErrInvalid) {
 		t.Errorf("batch in the past: %v, want ErrInvalid", err)
 	}
-	if st, err := c.Stats(ctx, "q"); err != nil || st.Due != n-n/2 {
+	if st, err := c.Stats(ctx, "q"); err != nil || st.Pending+st.Due != n {
 		t.Errorf("rejected batches stored jobs: Stats = %+v, %v", st, err)
 	}
 }

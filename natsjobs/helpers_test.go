@@ -58,3 +58,21 @@ func recv[T any](t testing.TB, ch <-chan T, what string) T {
 		panic("unreachable")
 	}
 }
+
+// statsSettle asks for the queue's Stats until they equal want (the
+// server's counts may trail a burst of writes) or 10 s have passed, and
+// returns the last answer.
+func statsSettle(t testing.TB, c *Client, want Stats) Stats {
+	t.Helper()
+	var st Stats
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+		var err error
+		if st, err = c.Stats(context.Background(), "q"); err != nil {
+			t.Fatal(err)
+		}
+		if st == want {
+			break
+		}
+	}
+	return st
+}

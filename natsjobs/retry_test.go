@@ -47,9 +47,8 @@ func TestRetryThenDeadLetterOnce(t *testing.T) {
 	if err != nil || len(list) != 1 || list[0].Job.ID != "a" || list[0].Attempts != 3 {
 		t.Fatalf("DeadLetters = %+v, %v; want one letter for a with 3 attempts", list, err)
 	}
-	st, err := c.Stats(ctx, "q")
-	if err != nil || st != (Stats{Dead: 1}) {
-		t.Errorf("Stats = %+v, %v; want only Dead: 1", st, err)
+	if st := statsSettle(t, c, Stats{Dead: 1}); st != (Stats{Dead: 1}) {
+		t.Errorf("Stats = %+v; want only Dead: 1", st)
 	}
 
 	// Redrive: the job runs again from attempt 1 and its letter is gone.
@@ -115,9 +114,8 @@ func TestLongRetryDelayIsRescheduled(t *testing.T) {
 	}
 	// The schedule fires scheduleLead before the retry is due, so for
 	// about delay-scheduleLead the job is pending on the server.
-	st, err := c.Stats(context.Background(), "q")
-	if err != nil || st != (Stats{Pending: 1}) {
-		t.Errorf("Stats between attempts = %+v, %v; want Pending: 1", st, err)
+	if st := statsSettle(t, c, Stats{Pending: 1}); st != (Stats{Pending: 1}) {
+		t.Errorf("Stats between attempts = %+v; want Pending: 1", st)
 	}
 	second := recv(t, runs, "retry")
 	if second.r.Attempt != 2 {
@@ -162,9 +160,8 @@ func TestCrashLoopGoesToDeadLetters(t *testing.T) {
 	if d.Job.ID != "loop" || d.Attempts != 2 || string(d.Job.Payload) != "x" {
 		t.Errorf("dead letter %+v, want loop, 2 attempts, payload x", d)
 	}
-	st, err := c.Stats(ctx, "q")
-	if err != nil || st != (Stats{Dead: 1}) {
-		t.Errorf("Stats = %+v, %v; want only Dead: 1 (the job left the work stream)", st, err)
+	if st := statsSettle(t, c, Stats{Dead: 1}); st != (Stats{Dead: 1}) {
+		t.Errorf("Stats = %+v; want only Dead: 1 (the job left the work stream)", st)
 	}
 	if len(ran) != 0 {
 		t.Errorf("the crash-looping job ran in the healthy worker")
@@ -288,8 +285,8 @@ func TestCancelWhileRunning(t *testing.T) {
 			if tc.name != "ShortRetry" && e.Outcome != jobs.Canceled {
 				t.Errorf("outcome %v, want %v", e.Outcome, jobs.Canceled)
 			}
-			if st, err := c.Stats(ctx, "q"); err != nil || st != (Stats{}) {
-				t.Errorf("Stats = %+v, %v; want nothing left", st, err)
+			if st := statsSettle(t, c, Stats{}); st != (Stats{}) {
+				t.Errorf("Stats = %+v; want nothing left", st)
 			}
 			if len(dead) != 0 {
 				t.Errorf("cancelled job dead-lettered: %+v", <-dead)

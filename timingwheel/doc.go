@@ -84,8 +84,9 @@
 // shards, 8 to 256, each allocated when first used), none at all for MoveTimer to a later deadline. A new
 // timer, an earlier deadline or a removal is also queued for the owner,
 // which takes the queues in batches when it wakes: O(shards) per wake-up,
-// not per call. A timer waiting beyond one rotation is looked at most once
-// per rotation, and only when something in its slot is due. Memory: one
+// not per call. A timer due beyond one rotation waits in coarser levels
+// and is moved down as its time approaches: it is looked at once per
+// level at most (a handful in all, whatever the delay). Memory: one
 // Timer per pending timer (64 bytes for a string key and an int value)
 // plus a 9-byte index slot at 7/16 to 7/8 load, about 85 bytes per timer
 // at a million.

@@ -110,7 +110,8 @@ func keyOf[K comparable, V any](n *node[K, V]) K { return n.Value.key }
 // A timer set with delay d fires at the first tick at or after d has passed:
 // never early, and at most one interval late plus the time it takes the
 // owner goroutine to get there. One rotation covers interval*numSlots; longer
-// delays are exact too, and cost one visit per rotation at most.
+// delays are exact too, and wait in coarser levels: a timer is looked at
+// once per level at most, whatever its delay.
 //
 // execute runs on worker goroutines (see [WithConcurrency]) or, with
 // [WithInline], on the owner goroutine. It may call the wheel's methods,
