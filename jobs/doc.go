@@ -72,5 +72,6 @@
 // duration), skipped occurrences and cancelled jobs; Options.Middleware
 // wraps every Func, for logging, metrics or tracing; [Scheduler.Stats]
 // counts outcomes, skips, deferrals and queue depth; [Scheduler.Info]
-// describes one job.
+// describes one job. [LogRuns] is a ready-made OnFinish hook that writes
+// one log/slog record per finished attempt.
 package jobs

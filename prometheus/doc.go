@@ -20,6 +20,8 @@
 // nouns. Each constructor's documentation lists its series. A counter
 // restarts from zero when its object is recreated; rate() handles that.
 //
+// Package natsprom, in this module, exports the counts of natsjobs queues.
+//
 // examples/metrics is a runnable service with all four on one /metrics
 // endpoint.
 //

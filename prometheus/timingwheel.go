@@ -21,11 +21,12 @@ type Wheel interface {
 //	ttlkit_wheel_largest_batch_timers{wheel} gauge: most timers fired in one slice
 //	ttlkit_wheel_lateness_seconds{wheel}     histogram, buckets timingwheel.LatenessBounds
 //
-// It reads w.Stats when scraped (O(1), never waits for the wheel).
+// It reads w.Stats when scraped (O(shards) for a TimingWheel, O(1) for a
+// Scheduler); it never waits for the wheel's goroutine.
 func NewWheelCollector(name string, w Wheel) prometheus.Collector {
 	l := prometheus.Labels{"wheel": name}
 	c := newCollector(w.Stats)
-	c.one("ttlkit_wheel_pending_timers", "Timers in the wheel, as of the owner's last wake-up.",
+	c.one("ttlkit_wheel_pending_timers", "Pending timers.",
 		prometheus.GaugeValue, l, func(s timingwheel.Stats) float64 { return float64(s.Pending) })
 	c.one("ttlkit_wheel_fired_total", "Timers that came due and were handed to their callback.",
 		prometheus.CounterValue, l, func(s timingwheel.Stats) float64 { return float64(s.Fired) })

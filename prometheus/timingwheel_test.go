@@ -48,7 +48,7 @@ ttlkit_wheel_lateness_seconds_bucket{wheel="sessions",le="10"} 3
 ttlkit_wheel_lateness_seconds_bucket{wheel="sessions",le="+Inf"} 3
 ttlkit_wheel_lateness_seconds_sum{wheel="sessions"} 0.03
 ttlkit_wheel_lateness_seconds_count{wheel="sessions"} 3
-# HELP ttlkit_wheel_pending_timers Timers in the wheel, as of the owner's last wake-up.
+# HELP ttlkit_wheel_pending_timers Pending timers.
 # TYPE ttlkit_wheel_pending_timers gauge
 ttlkit_wheel_pending_timers{wheel="sessions"} 0
 # HELP ttlkit_wheel_removed_total Timers removed before they fired.

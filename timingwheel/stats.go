@@ -10,9 +10,11 @@ import (
 // each of its wake-ups, so callers pay nothing for them; Stats returns the
 // last copy, at most one wake-up old.
 type Stats struct {
-	// Pending is the number of timers in the wheel. Timers scheduled,
-	// moved or removed since the owner's last wake-up are not counted
-	// yet (TimingWheel.Len and Scheduler.Len count them).
+	// Pending is the number of pending timers: for a TimingWheel, Len
+	// at the call; for a Scheduler, the Timers in the wheel as of the
+	// owner's last wake-up (Schedule and Cancel calls it has not taken
+	// yet are not counted; Scheduler.Len counts them, but waits for the
+	// owner).
 	Pending int
 	// Fired counts timers that came due and were handed to their
 	// callback (execute, or the Scheduler's fire). A TimingWheel timer
@@ -113,8 +115,13 @@ func (d *driver[T]) stats() Stats {
 }
 
 // Stats returns the wheel's counters, as of the owner goroutine's last
-// wake-up. It never waits for the owner, works after Stop, and is O(1).
-func (tw *TimingWheel[K, V]) Stats() Stats { return tw.k.d.stats() }
+// wake-up, and Len. It never waits for the owner, works after Stop (Pending
+// is then 0), and is O(shards), like Len.
+func (tw *TimingWheel[K, V]) Stats() Stats {
+	s := tw.k.d.stats()
+	s.Pending = tw.Len()
+	return s
+}
 
 // Stats returns the Scheduler's counters, as of the owner goroutine's
 // last wake-up. It never waits for the owner, works after Stop, and is

@@ -1,0 +1,76 @@
+// Package natsprom exports the counts of natsjobs queues to Prometheus.
+//
+//	prometheus.MustRegister(natsprom.NewQueueCollector(client, time.Second, "orders", "emails"))
+//
+// Each scrape asks the server for each queue's Stats (three requests per
+// queue, see natsjobs.Client.Stats), with the given timeout:
+//
+//	ttlkit_natsjobs_jobs{queue,state="pending"|"due"|"running"|"retrying"|"dead"}  gauge
+//	ttlkit_natsjobs_up{queue}  gauge: 1 if the counts were read, 0 if not
+//
+// When a queue's counts cannot be read (the server is unreachable, the
+// timeout passed) its job series are left out of that scrape and
+// ttlkit_natsjobs_up is 0: the scrape itself never fails.
+//
+// It is a package of its own so that ttlprom's other users do not build
+// the NATS client.
+package natsprom
+
+import (
+	"context"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/ttlkit/ttlkit/natsjobs"
+)
+
+// Client is what NewQueueCollector reads: a *natsjobs.Client.
+type Client interface {
+	Stats(ctx context.Context, queue string) (natsjobs.Stats, error)
+}
+
+// NewQueueCollector returns a collector of the counts of queues, read from
+// c at each scrape, each read bounded by timeout (0 means 5 seconds).
+func NewQueueCollector(c Client, timeout time.Duration, queues ...string) prometheus.Collector {
+	if timeout <= 0 {
+		timeout = 5 * time.Second
+	}
+	return &queueCollector{
+		c: c, timeout: timeout, queues: append([]string(nil), queues...),
+		jobs: prometheus.NewDesc("ttlkit_natsjobs_jobs", "Live jobs of a queue by state, and its dead letters.",
+			[]string{"queue", "state"}, nil),
+		up: prometheus.NewDesc("ttlkit_natsjobs_up", "Whether the queue's counts could be read at this scrape.",
+			[]string{"queue"}, nil),
+	}
+}
+
+type queueCollector struct {
+	c        Client
+	timeout  time.Duration
+	queues   []string
+	jobs, up *prometheus.Desc
+}
+
+func (q *queueCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- q.jobs
+	ch <- q.up
+}
+
+func (q *queueCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, name := range q.queues {
+		ctx, cancel := context.WithTimeout(context.Background(), q.timeout)
+		st, err := q.c.Stats(ctx, name)
+		cancel()
+		if err != nil {
+			ch <- prometheus.MustNewConstMetric(q.up, prometheus.GaugeValue, 0, name)
+			continue
+		}
+		ch <- prometheus.MustNewConstMetric(q.up, prometheus.GaugeValue, 1, name)
+		for _, s := range []struct {
+			state string
+			n     int
+		}{{"pending", st.Pending}, {"due", st.Due}, {"running", st.Running}, {"retrying", st.Retrying}, {"dead", st.Dead}} {
+			ch <- prometheus.MustNewConstMetric(q.jobs, prometheus.GaugeValue, float64(s.n), name, s.state)
+		}
+	}
+}
