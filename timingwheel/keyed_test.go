@@ -500,7 +500,7 @@ func TestNewValidatesArguments(t *testing.T) {
 		{"nil option", iv, 8, exec, []Option{nil}},
 		// Issue 12 item 8: 1<<30 slots died of out-of-memory instead.
 		{"slots above MaxSlots", iv, 1 << 30, exec, nil},
-		{"huge buffer", iv, 8, exec, []Option{WithBuffer(1 << 40)}},
+		{"huge buffer", iv, 8, exec, []Option{WithBuffer(maxBuffer + 1)}},
 		// Issue 12 item 11: a nil channel silently meant the real clock.
 		{"nil ticker channel", iv, 8, exec, []Option{WithTicker(nil)}},
 	}
