@@ -36,7 +36,12 @@ func Example() {
 }
 
 func ExampleScheduler_Cancel() {
-	s, err := jobs.New(jobs.Options{})
+	// OnFinish runs once the attempt is over and a one-shot job has left
+	// the table, so Len after it is exact.
+	finished := make(chan string, 2)
+	s, err := jobs.New(jobs.Options{Hooks: jobs.Hooks{
+		OnFinish: func(e jobs.Event) { finished <- e.ID },
+	}})
 	if err != nil {
 		panic(err)
 	}
@@ -51,6 +56,7 @@ func ExampleScheduler_Cancel() {
 	}
 	fmt.Println("paid, cancelled:", s.Cancel("order:2"))
 	fmt.Println(<-ran)
+	<-finished
 	fmt.Println("pending:", s.Len())
 	// Output:
 	// paid, cancelled: true
