@@ -80,9 +80,10 @@ func sentCheck(l *Listener, err error) error {
 	return nil
 }
 
-// zeroCopyConfig is a timeout far shorter than the transfers below and far
-// longer than the pauses of their pace.
-var zeroCopyConfig = Config{IdleTimeout: 300 * time.Millisecond, Resolution: 10 * time.Millisecond}
+// zeroCopyConfig is a timeout shorter than the transfers below (about a
+// second each at their pace) and far longer than the pauses of their pace,
+// even on a loaded CI machine.
+var zeroCopyConfig = Config{IdleTimeout: 500 * time.Millisecond, Resolution: 10 * time.Millisecond}
 
 // TestSendfileKeepsStampFresh: copying a file to a tracked connection in
 // any of the usual ways (io.Copy, os.File.WriteTo, Conn.ReadFrom), or a
@@ -171,8 +172,13 @@ func TestSendfileKeepsStampFresh(t *testing.T) {
 // reader comes near one. Small socket buffers make the writer wait for the
 // reader. Before the fix, the Write refreshed only when it returned, and
 // ReadFrom after each 256 KiB, longer than the timeout at this pace.
+//
+// Real clock and sockets, so the margins are wide enough for a loaded CI
+// machine: a 64 KiB sendfile chunk takes 160ms of the reader's pace against
+// a 500ms timeout (the old 256 KiB took 640ms), and the Write's reader takes
+// 32 KiB every 10ms.
 func TestSlowSteadyReaderNotReaped(t *testing.T) {
-	cfg := Config{IdleTimeout: 200 * time.Millisecond, Resolution: 10 * time.Millisecond}
+	cfg := Config{IdleTimeout: 500 * time.Millisecond, Resolution: 10 * time.Millisecond}
 	for _, tc := range []struct {
 		name         string
 		size         int64
@@ -181,11 +187,11 @@ func TestSlowSteadyReaderNotReaped(t *testing.T) {
 		send         func(c *Conn, path string) (int64, error)
 		needsRawSock bool
 	}{
-		{"Write", 4 << 20, 32 << 10, 5 * time.Millisecond, func(c *Conn, _ string) (int64, error) {
+		{"Write", 4 << 20, 32 << 10, 10 * time.Millisecond, func(c *Conn, _ string) (int64, error) {
 			n, err := c.Write(make([]byte, 4<<20))
 			return int64(n), err
 		}, true},
-		{"ReadFrom(file)", 1 << 20, 16 << 10, 20 * time.Millisecond, func(c *Conn, path string) (int64, error) {
+		{"ReadFrom(file)", 1 << 20, 16 << 10, 40 * time.Millisecond, func(c *Conn, path string) (int64, error) {
 			f, err := os.Open(path)
 			if err != nil {
 				return 0, err
