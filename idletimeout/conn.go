@@ -180,17 +180,21 @@ func (c *Conn) Close() error {
 }
 
 // reap closes c for the idleness the owner found in v, unless c changed
-// since: a Read or Write stamped, or a Touch, Pause, Resume, Close or
-// Release came. Then c stays open, and its timer, still armed, looks again
-// from the new state. It reports whether it closed c.
+// since: activity that restarts v's timeout stamped (a Read for
+// ReasonRead, a Write for ReasonWrite, either for ReasonIdle), or a Touch,
+// Pause, Resume, Close or Release came. Then c stays open, and its timer,
+// still armed, looks again from the new state. It reports whether it
+// closed c. Activity in the other direction calls nothing off: a
+// connection read from steadily is still reaped for WriteTimeout.
 //
 // The stamps are compared before the state's compare-and-swap, which also
 // fails if c was paused or left tracking meanwhile; only activity in the
 // few instructions from that comparison to the close escapes it, as it
 // would escape any reaper that closes at some instant.
 func (c *Conn) reap(v verdict) bool {
-	if c.rstamp.Load() != v.rstamp || c.wstamp.Load() != v.wstamp ||
-		!c.state.CompareAndSwap(stateTracked, stateClosed) {
+	readMoved := c.rstamp.Load() != v.rstamp && v.Reason != ReasonWrite
+	wroteMoved := c.wstamp.Load() != v.wstamp && v.Reason != ReasonRead
+	if readMoved || wroteMoved || !c.state.CompareAndSwap(stateTracked, stateClosed) {
 		return false
 	}
 	c.reaped.Store(uint32(v.Reason)) // before the close that fails pending I/O
