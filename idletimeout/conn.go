@@ -161,8 +161,12 @@ func (c *Conn) Write(b []byte) (int, error) {
 	return n, err
 }
 
-// mapErr turns any error after an idle close into an *IdleError.
+// mapErr turns any error after an idle close into an *IdleError; a nil
+// error stays nil (the call completed before the close).
 func (c *Conn) mapErr(op string, err error) error {
+	if err == nil {
+		return nil
+	}
 	if r := c.reaped.Load(); r != 0 {
 		return &IdleError{Op: op, Reason: Reason(r), Err: err}
 	}
