@@ -292,3 +292,30 @@ func TestSyscallConnStamps(t *testing.T) {
 		}
 	})
 }
+
+// TestLargeWriteCompletingAsReapedHasNoError: a Write that the wrapped
+// connection completes while a reap is under way (the reason recorded, the
+// socket not closed yet) returns len(b) and a nil error, whatever its
+// size: the Write over 64 KiB on a socket turned its nil error into an
+// *IdleError, unlike a small Write (and io.Writer's callers take an error
+// with n == len(b) as a failed write).
+func TestLargeWriteCompletingAsReapedHasNoError(t *testing.T) {
+	l := listenTCP(t, Config{IdleTimeout: time.Hour})
+	server, client := tcpPair(t, l)
+	drained := make(chan error, 1)
+	go func() {
+		_, err := io.Copy(io.Discard, client)
+		drained <- err
+	}()
+	server.reaped.Store(uint32(ReasonIdle)) // the reap's step before the close
+	for _, size := range []int{1, transferChunk + 1, 1 << 20} {
+		n, err := server.Write(make([]byte, size))
+		if n != size || err != nil {
+			t.Errorf("Write of %d bytes = %d, %v; want %d, nil", size, n, err, size)
+		}
+	}
+	server.CloseWrite()
+	if err := <-drained; err != nil {
+		t.Errorf("client: %v", err)
+	}
+}
