@@ -227,3 +227,50 @@ func TestAllBreak(t *testing.T) {
 		t.Fatalf("sum of values from All = %d, want %d", sum, want)
 	}
 }
+
+// TestMigrationEndingBelowPeakStartsAnother: a Range postpones a
+// migration's steps but not the deletes, so the map can be far below the
+// peak the migration started from by the time the migration ends. The
+// delete that ends it must start the next one at once: with no delete after
+// it, the table the deletes left behind would be kept. (CI caught this
+// through TestConcurrentUse's final check.)
+func TestMigrationEndingBelowPeakStartsAnother(t *testing.T) {
+	m := New[int, int]()
+	for k := range 1000 {
+		m.Set(k, k)
+	}
+	k := 0
+	for m.old == nil { // down to peak/4: the migration starts
+		m.Delete(k)
+		k++
+	}
+	entered, release, done := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		first := true
+		m.Range(func(int, int) bool {
+			if first {
+				first = false
+				close(entered)
+				<-release
+			}
+			return false
+		})
+	}()
+	<-entered
+	for ; k < 960; k++ { // no migration step while the Range runs
+		m.Delete(k)
+	}
+	close(release)
+	<-done
+	for m.old != nil { // the migration's own steps, one delete each
+		m.Delete(k)
+		k++
+	}
+	m.mu.Lock()
+	n, peak, running := m.lenLocked(), m.peak, m.old != nil
+	m.mu.Unlock()
+	if n*shrinkFactor < peak && !running {
+		t.Fatalf("after the delete that ended the migration: Len %d < peak/%d = %d/%d, but no migration runs", n, shrinkFactor, peak, shrinkFactor)
+	}
+}

@@ -29,10 +29,17 @@ type migration[K comparable, V any] struct {
 
 // afterDeleteLocked advances a running migration or starts one if the
 // table has become mostly empty. mu must be held for writing.
+//
+// A migration that this call ends is followed by the check for a new one:
+// Ranges postpone a migration's steps but not the deletes, so by its end
+// the map may already be far below the peak it started from, and with no
+// delete after this one that table would be kept.
 func (m *SafeMap[K, V]) afterDeleteLocked() {
 	if m.old != nil {
 		m.stepLocked()
-		return
+		if m.old != nil {
+			return
+		}
 	}
 	if m.peak < minShrinkPeak || m.lenLocked()*shrinkFactor >= m.peak {
 		return
