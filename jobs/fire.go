@@ -119,7 +119,11 @@ const (
 // counted toward Limit nor reported to OnSkip. Locked.
 func (s *Scheduler) offer(j *job, due time.Time, scheduled bool) offerResult {
 	if j.active > 0 {
-		switch j.pol.overlap {
+		overlap := j.pol.overlap
+		if overlap == OverlapAllow && j.pol.fromCompletion {
+			overlap = OverlapSkip // runs of a FromCompletion job never overlap
+		}
+		switch overlap {
 		case OverlapQueue:
 			if !j.queued {
 				j.queued = true

@@ -17,8 +17,9 @@ var (
 	// ErrNotFound is returned by Trigger for an ID that is not scheduled.
 	ErrNotFound = errors.New("jobs: no such job")
 	// ErrBusy is returned by Trigger when the job's overlap policy turns
-	// the extra run away: an occurrence is active under OverlapSkip, or
-	// one is active and one already waits under OverlapQueue.
+	// the extra run away: an occurrence is active under OverlapSkip (or
+	// under any policy but OverlapQueue with FromCompletion), or one is
+	// active and one already waits under OverlapQueue.
 	ErrBusy = errors.New("jobs: job busy")
 	// ErrFull is returned by Trigger when the run queue is full.
 	ErrFull = errors.New("jobs: run queue full")
@@ -146,7 +147,9 @@ type JobOptions struct {
 	// previous one (after its retries) instead of from the schedule: for
 	// Every(d), d between the end of a run and the start of the next; for
 	// a cron or custom schedule, the first occurrence after the end. Runs
-	// of such a job never overlap. True in Defaults applies to every job.
+	// of such a job never overlap: under OverlapAllow, a Trigger while one
+	// is active is turned away as under OverlapSkip. True in Defaults
+	// applies to every job.
 	FromCompletion bool
 	// DeadLetter, when not nil, is called once for every occurrence that
 	// failed for good: its attempts are used up, or the error was

@@ -294,6 +294,35 @@ func TestFromCompletion(t *testing.T) {
 	})
 }
 
+// TestFromCompletionNeverOverlaps: a FromCompletion job's runs never
+// overlap, even under OverlapAllow: a Trigger while a run is active gets
+// ErrBusy.
+func TestFromCompletionNeverOverlaps(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, _ := newScheduler(t, Options{})
+		defer shutdown(t, s)
+		var running, most atomic.Int32
+		mustAdd(t, s, "j", Every(time.Second), func(context.Context, Run) error {
+			n := running.Add(1)
+			if n > most.Load() {
+				most.Store(n)
+			}
+			time.Sleep(5 * time.Second)
+			running.Add(-1)
+			return nil
+		}, JobOptions{FromCompletion: true, Overlap: OverlapAllow})
+		time.Sleep(1500 * time.Millisecond) // the first run is active
+		if err := s.Trigger("j"); !errors.Is(err, ErrBusy) {
+			t.Fatalf("Trigger during a run: %v, want ErrBusy", err)
+		}
+		time.Sleep(20 * time.Second)
+		synctest.Wait()
+		if got := most.Load(); got != 1 {
+			t.Fatalf("%d runs at once, want 1", got)
+		}
+	})
+}
+
 // TestLimit: a job ends after Limit scheduled occurrences; Trigger's runs
 // do not count.
 func TestLimit(t *testing.T) {
