@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -321,6 +322,49 @@ func TestFromCompletionNeverOverlaps(t *testing.T) {
 			t.Fatalf("%d runs at once, want 1", got)
 		}
 	})
+}
+
+// TestGoexitInFunc: a Func that calls runtime.Goexit (t.FailNow in a
+// test) fails its attempt like a panic; the worker it ends is replaced, so
+// the occurrence waiting behind it (OverlapQueue) and the later ones still
+// run, even with a single worker.
+func TestGoexitInFunc(t *testing.T) {
+	for _, overlap := range []Overlap{OverlapQueue, OverlapSkip} {
+		t.Run(overlap.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				s, r := newScheduler(t, Options{Workers: 1})
+				defer shutdown(t, s)
+				var calls atomic.Int32
+				mustAdd(t, s, "j", Every(time.Second), func(context.Context, Run) error {
+					if calls.Add(1) == 1 {
+						if overlap == OverlapQueue {
+							time.Sleep(1500 * time.Millisecond) // the next occurrence waits
+						}
+						runtime.Goexit()
+					}
+					return nil
+				}, JobOptions{Overlap: overlap})
+				time.Sleep(5500 * time.Millisecond)
+				synctest.Wait()
+				ends := r.finished()
+				var outcomes []Outcome
+				for _, e := range ends {
+					outcomes = append(outcomes, e.Outcome)
+				}
+				want := []Outcome{Failed, Succeeded, Succeeded, Succeeded, Succeeded}
+				if !slices.Equal(outcomes, want) {
+					t.Fatalf("outcomes %v, want %v", outcomes, want)
+				}
+				var pe *PanicError
+				if !errors.As(ends[0].Err, &pe) || pe.Value != "runtime.Goexit" {
+					t.Fatalf("first attempt's error %v, want a *PanicError of runtime.Goexit", ends[0].Err)
+				}
+				if got := len(r.letters()); got != 1 {
+					t.Fatalf("%d dead letters, want 1", got)
+				}
+			})
+		})
+	}
 }
 
 // TestLimit: a job ends after Limit scheduled occurrences; Trigger's runs

@@ -43,9 +43,28 @@ func (s *Scheduler) exec(t task) (task, bool) {
 		runCtx, stop = context.WithTimeout(ctx, j.pol.timeout)
 		defer stop()
 	}
+	goexit := true
+	defer func() {
+		if goexit {
+			// The Func called runtime.Goexit, which ends this worker: the
+			// attempt still fails, and the pool replaces the worker.
+			next, more := s.finish(t, x, r, lateness, errGoexit, time.Now())
+			s.pool.respawn(next, more)
+		}
+	}()
 	err := call(j.fn, runCtx, r)
-	end := time.Now()
-	cancel(nil)
+	goexit = false
+	return s.finish(t, x, r, lateness, err, time.Now())
+}
+
+// errGoexit is the error of an attempt whose Func called runtime.Goexit.
+var errGoexit = &PanicError{Value: "runtime.Goexit"}
+
+// finish ends the attempt x of t, started as r, which returned err at end:
+// it retries, dead-letters or ends its occurrence, and reports it.
+func (s *Scheduler) finish(t task, x *execution, r Run, lateness time.Duration, err error, end time.Time) (task, bool) {
+	j := t.j
+	x.cancel(nil)
 	s.st.running.Add(-1)
 
 	// Retry.If is user code: asked before the lock is taken.
