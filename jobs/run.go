@@ -36,6 +36,16 @@ func (s *Scheduler) exec(t task) (task, bool) {
 
 	r := Run{ID: j.id, Name: j.pol.name, Attempt: int(t.attempt), Scheduled: t.due, Started: time.Now()}
 	lateness := r.Started.Sub(r.Scheduled)
+	goexit := true
+	defer func() {
+		if goexit {
+			// The Func (or OnStart) called runtime.Goexit, which ends this
+			// worker: the attempt still fails, and the pool replaces the
+			// worker.
+			next, more := s.finish(t, x, r, lateness, errGoexit, time.Now())
+			s.pool.respawn(next, more)
+		}
+	}()
 	callHook("OnStart", s.hooks.OnStart, Event{Run: r, Lateness: lateness})
 	runCtx := ctx
 	if j.pol.timeout > 0 {
@@ -43,15 +53,6 @@ func (s *Scheduler) exec(t task) (task, bool) {
 		runCtx, stop = context.WithTimeout(ctx, j.pol.timeout)
 		defer stop()
 	}
-	goexit := true
-	defer func() {
-		if goexit {
-			// The Func called runtime.Goexit, which ends this worker: the
-			// attempt still fails, and the pool replaces the worker.
-			next, more := s.finish(t, x, r, lateness, errGoexit, time.Now())
-			s.pool.respawn(next, more)
-		}
-	}()
 	err := call(j.fn, runCtx, r)
 	goexit = false
 	return s.finish(t, x, r, lateness, err, time.Now())
