@@ -367,6 +367,40 @@ func TestGoexitInFunc(t *testing.T) {
 	}
 }
 
+// TestGoexitInOnStart: runtime.Goexit in OnStart is handled as in the
+// Func: the attempt fails and the single worker is replaced.
+func TestGoexitInOnStart(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var starts atomic.Int32
+		var mu sync.Mutex
+		var outcomes []Outcome
+		s, err := New(Options{Workers: 1, Hooks: Hooks{
+			OnStart: func(Event) {
+				if starts.Add(1) == 1 {
+					runtime.Goexit()
+				}
+			},
+			OnFinish: func(e Event) {
+				mu.Lock()
+				outcomes = append(outcomes, e.Outcome)
+				mu.Unlock()
+			},
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer shutdown(t, s)
+		mustAdd(t, s, "j", Every(time.Second), noop)
+		time.Sleep(3500 * time.Millisecond)
+		synctest.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		if want := []Outcome{Failed, Succeeded, Succeeded}; !slices.Equal(outcomes, want) {
+			t.Fatalf("outcomes %v, want %v", outcomes, want)
+		}
+	})
+}
+
 // TestLimit: a job ends after Limit scheduled occurrences; Trigger's runs
 // do not count.
 func TestLimit(t *testing.T) {
