@@ -367,38 +367,62 @@ func TestGoexitInFunc(t *testing.T) {
 	}
 }
 
-// TestGoexitInOnStart: runtime.Goexit in OnStart is handled as in the
-// Func: the attempt fails and the single worker is replaced.
-func TestGoexitInOnStart(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		var starts atomic.Int32
-		var mu sync.Mutex
-		var outcomes []Outcome
-		s, err := New(Options{Workers: 1, Hooks: Hooks{
-			OnStart: func(Event) {
-				if starts.Add(1) == 1 {
-					runtime.Goexit()
+// TestGoexitInHooks: runtime.Goexit in OnStart, OnFinish or OnSkip is
+// handled as in the Func: the single worker is replaced and later runs
+// (and the occurrence queued behind the one whose OnFinish exited) go on.
+func TestGoexitInHooks(t *testing.T) {
+	for _, hook := range []string{"OnStart", "OnFinish", "OnSkip"} {
+		t.Run(hook, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var first atomic.Bool
+				exitOnce := func() {
+					if first.CompareAndSwap(false, true) {
+						runtime.Goexit()
+					}
 				}
-			},
-			OnFinish: func(e Event) {
+				var mu sync.Mutex
+				var starts []time.Duration
+				begin := time.Now()
+				h := Hooks{OnStart: func(Event) {
+					mu.Lock()
+					starts = append(starts, time.Since(begin))
+					mu.Unlock()
+				}}
+				switch hook {
+				case "OnStart":
+					h.OnStart = func(Event) {
+						exitOnce()
+						mu.Lock()
+						starts = append(starts, time.Since(begin))
+						mu.Unlock()
+					}
+				case "OnFinish":
+					h.OnFinish = func(Event) { exitOnce() }
+				case "OnSkip":
+					h.OnSkip = func(Event) { exitOnce() }
+				}
+				s, err := New(Options{Workers: 1, Hooks: h})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer shutdown(t, s)
+				var calls atomic.Int32
+				mustAdd(t, s, "j", Every(time.Second), func(context.Context, Run) error {
+					if calls.Add(1) == 1 {
+						time.Sleep(2500 * time.Millisecond) // 2s queued, 3s skipped
+					}
+					return nil
+				}, JobOptions{Overlap: OverlapQueue})
+				time.Sleep(5500 * time.Millisecond)
+				synctest.Wait()
 				mu.Lock()
-				outcomes = append(outcomes, e.Outcome)
-				mu.Unlock()
-			},
-		}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer shutdown(t, s)
-		mustAdd(t, s, "j", Every(time.Second), noop)
-		time.Sleep(3500 * time.Millisecond)
-		synctest.Wait()
-		mu.Lock()
-		defer mu.Unlock()
-		if want := []Outcome{Failed, Succeeded, Succeeded}; !slices.Equal(outcomes, want) {
-			t.Fatalf("outcomes %v, want %v", outcomes, want)
-		}
-	})
+				defer mu.Unlock()
+				if len(starts) < 3 || starts[len(starts)-1] != 5*time.Second {
+					t.Fatalf("runs started at %v, want runs going on to 5s", starts)
+				}
+			})
+		})
+	}
 }
 
 // TestLimit: a job ends after Limit scheduled occurrences; Trigger's runs

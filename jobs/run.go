@@ -16,7 +16,14 @@ func (s *Scheduler) exec(t task) (task, bool) {
 		j.mu.Lock()
 		j.skipPending = false
 		j.mu.Unlock()
+		goexit := true
+		defer func() {
+			if goexit { // OnSkip called runtime.Goexit
+				s.pool.respawn(task{}, false)
+			}
+		}()
 		callHook("OnSkip", s.hooks.OnSkip, Event{Run: Run{ID: j.id, Name: j.pol.name, Scheduled: t.due}, Outcome: Skipped})
+		goexit = false
 		return task{}, false
 	}
 	j.mu.Lock()
@@ -101,11 +108,18 @@ func (s *Scheduler) finish(t task, x *execution, r Run, lateness time.Duration, 
 	j.mu.Unlock()
 
 	s.count(out)
+	goexit := true
+	defer func() {
+		if goexit { // a hook called runtime.Goexit
+			s.pool.respawn(next, more)
+		}
+	}()
 	callHook("OnFinish", s.hooks.OnFinish, Event{Run: r, Outcome: out, Err: err, Lateness: lateness, Duration: end.Sub(r.Started)})
 	if out == Failed {
 		s.st.deadLetters.Add(1)
 		callHook("DeadLetter", j.pol.deadLetter, DeadLetter{ID: j.id, Name: j.pol.name, Scheduled: t.first, Attempts: int(t.attempt), Err: err})
 	}
+	goexit = false
 	return next, more
 }
 
