@@ -238,7 +238,8 @@ func (def *policy) override(o *JobOptions) policy {
 // goroutines (OnCancel on the goroutine that called Cancel or Replace),
 // never on the wheel's goroutine and never with a lock held, so they may
 // call the Scheduler, Shutdown excepted. They must be safe for concurrent
-// use. A panic in a hook is recovered and logged with log/slog.
+// use. A panic in a hook is recovered and logged with log/slog; a
+// runtime.Goexit in one ends its worker goroutine, which is replaced.
 type Hooks struct {
 	// OnStart is called before each attempt runs.
 	OnStart func(Event)
