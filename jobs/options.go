@@ -83,7 +83,7 @@ func (o Overlap) String() string {
 type Retry struct {
 	// Attempts is the total number of attempts of one occurrence,
 	// counting the first: 1 means no retry. 0 means the default; a
-	// negative value is an error.
+	// negative value is an error; more than 2^31-1 counts as 2^31-1.
 	Attempts int
 	// Base is the wait before the second attempt. 0 means 1s.
 	Base time.Duration
@@ -198,6 +198,9 @@ func resolve(o *JobOptions) policy {
 	if p.retry.Attempts == 0 {
 		p.retry.Attempts = 1
 	}
+	// Attempts are counted in an int32: past 2^31-1 the count would wrap
+	// and the occurrence be retried for ever.
+	p.retry.Attempts = min(p.retry.Attempts, math.MaxInt32)
 	if p.retry.Base == 0 {
 		p.retry.Base = time.Second
 	}

@@ -792,3 +792,37 @@ func TestRunCountSaturates(t *testing.T) {
 		}
 	})
 }
+
+
+// TestRetryAttemptsAboveInt32: Retry.Attempts above 2^31-1 counts as
+// 2^31-1, so the attempt counter never wraps negative: the occurrence's
+// attempt 2^31-1 is its last, and it is dead-lettered.
+func TestRetryAttemptsAboveInt32(t *testing.T) {
+	if math.MaxInt == math.MaxInt32 {
+		t.Skip("int is 32 bits: Attempts cannot exceed 2^31-1")
+	}
+	synctest.Test(t, func(t *testing.T) {
+		s, r := newScheduler(t, Options{})
+		defer shutdown(t, s)
+		mustAdd(t, s, "j", After(time.Hour), fail, JobOptions{Retry: Retry{Attempts: math.MaxInt}})
+		s.mu.Lock()
+		j := s.jobs["j"]
+		s.mu.Unlock()
+		// Start the occurrence's attempt 2^31-1 at once, as if the earlier
+		// ones had failed.
+		now := time.Now()
+		j.mu.Lock()
+		j.active++
+		j.mu.Unlock()
+		s.exec(task{j: j, gen: j.gen, attempt: math.MaxInt32, due: now, first: now})
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		var attempts []int
+		for _, e := range r.finished() {
+			attempts = append(attempts, e.Attempt)
+		}
+		if want := []int{math.MaxInt32}; !slices.Equal(attempts, want) || len(r.letters()) != 1 {
+			t.Fatalf("attempts %v and %d dead letters, want %v and 1", attempts, len(r.letters()), want)
+		}
+	})
+}
