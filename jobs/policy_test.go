@@ -793,7 +793,6 @@ func TestRunCountSaturates(t *testing.T) {
 	})
 }
 
-
 // TestRetryAttemptsAboveInt32: Retry.Attempts above 2^31-1 counts as
 // 2^31-1, so the attempt counter never wraps negative: the occurrence's
 // attempt 2^31-1 is its last, and it is dead-lettered.
