@@ -52,8 +52,10 @@ type Config struct {
 	// it, Keep leaves it open and calls OnIdle again after every further
 	// timeout of idleness, like Netty's IdleStateHandler. Close is called
 	// off if the connection was active while OnIdle ran (a Read or Write
-	// moved a byte, or Touch, Pause, Resume or Release was called, by
-	// OnIdle itself too): the timeouts then run from that activity. To
+	// that restarts the expired timeout moved a byte, or Touch, Pause,
+	// Resume or Release was called, by OnIdle itself too): the timeouts
+	// then run from that activity. A Read does not call off a Close for
+	// WriteTimeout, nor a Write one for ReadTimeout. To
 	// close regardless, for instance after writing a farewell, call
 	// Event.Conn.Close in OnIdle. It runs on a new
 	// goroutine, never on the wheel's, so it may block and may call any

@@ -161,8 +161,12 @@ func (c *Conn) Write(b []byte) (int, error) {
 	return n, err
 }
 
-// mapErr turns any error after an idle close into an *IdleError.
+// mapErr turns any error after an idle close into an *IdleError; a nil
+// error stays nil (the call completed before the close).
 func (c *Conn) mapErr(op string, err error) error {
+	if err == nil {
+		return nil
+	}
 	if r := c.reaped.Load(); r != 0 {
 		return &IdleError{Op: op, Reason: Reason(r), Err: err}
 	}
@@ -180,17 +184,21 @@ func (c *Conn) Close() error {
 }
 
 // reap closes c for the idleness the owner found in v, unless c changed
-// since: a Read or Write stamped, or a Touch, Pause, Resume, Close or
-// Release came. Then c stays open, and its timer, still armed, looks again
-// from the new state. It reports whether it closed c.
+// since: activity that restarts v's timeout stamped (a Read for
+// ReasonRead, a Write for ReasonWrite, either for ReasonIdle), or a Touch,
+// Pause, Resume, Close or Release came. Then c stays open, and its timer,
+// still armed, looks again from the new state. It reports whether it
+// closed c. Activity in the other direction calls nothing off: a
+// connection read from steadily is still reaped for WriteTimeout.
 //
 // The stamps are compared before the state's compare-and-swap, which also
 // fails if c was paused or left tracking meanwhile; only activity in the
 // few instructions from that comparison to the close escapes it, as it
 // would escape any reaper that closes at some instant.
 func (c *Conn) reap(v verdict) bool {
-	if c.rstamp.Load() != v.rstamp || c.wstamp.Load() != v.wstamp ||
-		!c.state.CompareAndSwap(stateTracked, stateClosed) {
+	readMoved := c.rstamp.Load() != v.rstamp && v.Reason != ReasonWrite
+	wroteMoved := c.wstamp.Load() != v.wstamp && v.Reason != ReasonRead
+	if readMoved || wroteMoved || !c.state.CompareAndSwap(stateTracked, stateClosed) {
 		return false
 	}
 	c.reaped.Store(uint32(v.Reason)) // before the close that fails pending I/O

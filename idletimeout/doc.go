@@ -50,9 +50,11 @@
 //     the latest about 40 ms after it; with the cores ten times
 //     oversubscribed by other processes, a third were late, by up to about
 //     300 ms (BenchmarkIdleReap in doc/benchmarks.md).
-//   - A reap is rechecked before the close: a connection that was read,
-//     written, touched, paused or released after its timeout was found
-//     expired, for instance while OnIdle ran, is not closed.
+//   - A reap is rechecked before the close: a connection that was
+//     touched, paused or released after its timeout was found expired,
+//     for instance while OnIdle ran, or had activity that restarts that
+//     timeout (a Read for ReadTimeout, a Write for WriteTimeout, either
+//     for IdleTimeout), is not closed.
 //   - Event.Idle is a lower bound: at least the timeout, at most one
 //     Resolution short of the true idle time.
 //   - Progress is activity. A Write of more than 64 KiB on a TCP or Unix

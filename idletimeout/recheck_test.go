@@ -198,3 +198,54 @@ func TestIdleErrorUnwrapsBoth(t *testing.T) {
 		}
 	})
 }
+
+// TestDirectionalReapNotCalledOffByOtherDirection: the recheck before a
+// reap looks only at the activity that restarts the expired timeout. A
+// connection found write-idle is closed even if it was read from since
+// (WriteTimeout applies "whatever it reads"), and one found read-idle even
+// if it was written to; an idle verdict is called off by either. Before,
+// any Read or Write called every reap off, and the timeout ran again
+// from the old activity, so a connection read from steadily (every tick)
+// but never written to was never reaped for WriteTimeout.
+func TestDirectionalReapNotCalledOffByOtherDirection(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		cfg      Config
+		reason   Reason
+		read     bool // the activity after the verdict: a Read, else a Write
+		wantReap bool
+	}{
+		{"write verdict, read since", Config{WriteTimeout: tT, Resolution: tRes}, ReasonWrite, true, true},
+		{"write verdict, written since", Config{WriteTimeout: tT, Resolution: tRes}, ReasonWrite, false, false},
+		{"read verdict, written since", Config{ReadTimeout: tT, Resolution: tRes}, ReasonRead, false, true},
+		{"read verdict, read since", Config{ReadTimeout: tT, Resolution: tRes}, ReasonRead, true, false},
+		{"idle verdict, read since", Config{IdleTimeout: tT, Resolution: tRes}, ReasonIdle, true, false},
+		{"idle verdict, written since", Config{IdleTimeout: tT, Resolution: tRes}, ReasonIdle, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				l, pl := newPipeServer(t, tc.cfg)
+				defer l.Close()
+				c, client := pair(t, l, pl)
+				defer client.Close()
+				time.Sleep(tRes)
+				v := verdict{Event{Conn: c, Reason: tc.reason}, c.rstamp.Load(), c.wstamp.Load()}
+				time.Sleep(tRes)
+				if tc.read {
+					go client.Write([]byte("x"))
+					if _, err := c.Read(make([]byte, 1)); err != nil {
+						t.Fatal(err)
+					}
+				} else {
+					go io.ReadFull(client, make([]byte, 1))
+					if _, err := c.Write([]byte("x")); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if got := c.reap(v); got != tc.wantReap {
+					t.Errorf("reap = %v, want %v", got, tc.wantReap)
+				}
+			})
+		})
+	}
+}

@@ -80,9 +80,10 @@ func sentCheck(l *Listener, err error) error {
 	return nil
 }
 
-// zeroCopyConfig is a timeout far shorter than the transfers below and far
-// longer than the pauses of their pace.
-var zeroCopyConfig = Config{IdleTimeout: 300 * time.Millisecond, Resolution: 10 * time.Millisecond}
+// zeroCopyConfig is a timeout shorter than the transfers below (about a
+// second each at their pace) and far longer than the pauses of their pace,
+// even on a loaded CI machine.
+var zeroCopyConfig = Config{IdleTimeout: 500 * time.Millisecond, Resolution: 10 * time.Millisecond}
 
 // TestSendfileKeepsStampFresh: copying a file to a tracked connection in
 // any of the usual ways (io.Copy, os.File.WriteTo, Conn.ReadFrom), or a
@@ -171,8 +172,13 @@ func TestSendfileKeepsStampFresh(t *testing.T) {
 // reader comes near one. Small socket buffers make the writer wait for the
 // reader. Before the fix, the Write refreshed only when it returned, and
 // ReadFrom after each 256 KiB, longer than the timeout at this pace.
+//
+// Real clock and sockets, so the margins are wide enough for a loaded CI
+// machine: a 64 KiB sendfile chunk takes 160ms of the reader's pace against
+// a 500ms timeout (the old 256 KiB took 640ms), and the Write's reader takes
+// 32 KiB every 10ms.
 func TestSlowSteadyReaderNotReaped(t *testing.T) {
-	cfg := Config{IdleTimeout: 200 * time.Millisecond, Resolution: 10 * time.Millisecond}
+	cfg := Config{IdleTimeout: 500 * time.Millisecond, Resolution: 10 * time.Millisecond}
 	for _, tc := range []struct {
 		name         string
 		size         int64
@@ -181,11 +187,11 @@ func TestSlowSteadyReaderNotReaped(t *testing.T) {
 		send         func(c *Conn, path string) (int64, error)
 		needsRawSock bool
 	}{
-		{"Write", 4 << 20, 32 << 10, 5 * time.Millisecond, func(c *Conn, _ string) (int64, error) {
+		{"Write", 4 << 20, 32 << 10, 10 * time.Millisecond, func(c *Conn, _ string) (int64, error) {
 			n, err := c.Write(make([]byte, 4<<20))
 			return int64(n), err
 		}, true},
-		{"ReadFrom(file)", 1 << 20, 16 << 10, 20 * time.Millisecond, func(c *Conn, path string) (int64, error) {
+		{"ReadFrom(file)", 1 << 20, 16 << 10, 40 * time.Millisecond, func(c *Conn, path string) (int64, error) {
 			f, err := os.Open(path)
 			if err != nil {
 				return 0, err
@@ -285,4 +291,31 @@ func TestSyscallConnStamps(t *testing.T) {
 			t.Errorf("LastWrite %v after a raw Write at %v, want within a Resolution of it", got, 6*tRes)
 		}
 	})
+}
+
+// TestLargeWriteCompletingAsReapedHasNoError: a Write that the wrapped
+// connection completes while a reap is under way (the reason recorded, the
+// socket not closed yet) returns len(b) and a nil error, whatever its
+// size: the Write over 64 KiB on a socket turned its nil error into an
+// *IdleError, unlike a small Write (and io.Writer's callers take an error
+// with n == len(b) as a failed write).
+func TestLargeWriteCompletingAsReapedHasNoError(t *testing.T) {
+	l := listenTCP(t, Config{IdleTimeout: time.Hour})
+	server, client := tcpPair(t, l)
+	drained := make(chan error, 1)
+	go func() {
+		_, err := io.Copy(io.Discard, client)
+		drained <- err
+	}()
+	server.reaped.Store(uint32(ReasonIdle)) // the reap's step before the close
+	for _, size := range []int{1, transferChunk + 1, 1 << 20} {
+		n, err := server.Write(make([]byte, size))
+		if n != size || err != nil {
+			t.Errorf("Write of %d bytes = %d, %v; want %d, nil", size, n, err, size)
+		}
+	}
+	server.CloseWrite()
+	if err := <-drained; err != nil {
+		t.Errorf("client: %v", err)
+	}
 }
