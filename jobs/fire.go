@@ -81,7 +81,16 @@ func (s *Scheduler) following(j *job, occ, now time.Time) time.Time {
 	if from.Before(occ) {
 		from = occ
 	}
-	return j.when.Next(from)
+	return strictNext(j.when, from)
+}
+
+// strictNext is w.Next(t), or zero if that is not after t: a Schedule
+// that does not move forward would otherwise be due on every tick.
+func strictNext(w Schedule, t time.Time) time.Time {
+	if next := w.Next(t); next.After(t) {
+		return next
+	}
+	return time.Time{}
 }
 
 // afterEnd returns the next occurrence of a FromCompletion job whose
@@ -93,7 +102,7 @@ func (s *Scheduler) afterEnd(j *job, end time.Time) time.Time {
 	case planEvery:
 		return end.Add(period(j.when))
 	}
-	return j.when.Next(s.wallAt(end))
+	return strictNext(j.when, s.wallAt(end))
 }
 
 type offerResult uint8
@@ -110,7 +119,11 @@ const (
 // counted toward Limit nor reported to OnSkip. Locked.
 func (s *Scheduler) offer(j *job, due time.Time, scheduled bool) offerResult {
 	if j.active > 0 {
-		switch j.pol.overlap {
+		overlap := j.pol.overlap
+		if overlap == OverlapAllow && j.pol.fromCompletion {
+			overlap = OverlapSkip // runs of a FromCompletion job never overlap
+		}
+		switch overlap {
 		case OverlapQueue:
 			if !j.queued {
 				j.queued = true

@@ -80,6 +80,26 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
+// TestMiddlewareReturnsNil: a Middleware that returns a nil Func makes
+// Add fail with ErrInvalid, instead of a job whose every run panics.
+func TestMiddlewareReturnsNil(t *testing.T) {
+	s, err := New(Options{Middleware: []func(Func) Func{
+		func(f Func) Func { return f },
+		func(Func) Func { return nil },
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer shutdown(t, s)
+	err = s.Add("x", Every(time.Second), noop)
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "Middleware[1] returned a nil Func") {
+		t.Fatalf("Add error = %v, want ErrInvalid naming Middleware[1]", err)
+	}
+	if s.Len() != 0 {
+		t.Fatalf("Len = %d, want 0", s.Len())
+	}
+}
+
 // TestAddDuplicate: Add refuses an ID in use and leaves the job alone.
 func TestAddDuplicate(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {

@@ -17,8 +17,9 @@ var (
 	// ErrNotFound is returned by Trigger for an ID that is not scheduled.
 	ErrNotFound = errors.New("jobs: no such job")
 	// ErrBusy is returned by Trigger when the job's overlap policy turns
-	// the extra run away: an occurrence is active under OverlapSkip, or
-	// one is active and one already waits under OverlapQueue.
+	// the extra run away: an occurrence is active under OverlapSkip (or
+	// under any policy but OverlapQueue with FromCompletion), or one is
+	// active and one already waits under OverlapQueue.
 	ErrBusy = errors.New("jobs: job busy")
 	// ErrFull is returned by Trigger when the run queue is full.
 	ErrFull = errors.New("jobs: run queue full")
@@ -82,7 +83,7 @@ func (o Overlap) String() string {
 type Retry struct {
 	// Attempts is the total number of attempts of one occurrence,
 	// counting the first: 1 means no retry. 0 means the default; a
-	// negative value is an error.
+	// negative value is an error; more than 2^31-1 counts as 2^31-1.
 	Attempts int
 	// Base is the wait before the second attempt. 0 means 1s.
 	Base time.Duration
@@ -146,7 +147,9 @@ type JobOptions struct {
 	// previous one (after its retries) instead of from the schedule: for
 	// Every(d), d between the end of a run and the start of the next; for
 	// a cron or custom schedule, the first occurrence after the end. Runs
-	// of such a job never overlap. True in Defaults applies to every job.
+	// of such a job never overlap: under OverlapAllow, a Trigger while one
+	// is active is turned away as under OverlapSkip. True in Defaults
+	// applies to every job.
 	FromCompletion bool
 	// DeadLetter, when not nil, is called once for every occurrence that
 	// failed for good: its attempts are used up, or the error was
@@ -195,6 +198,9 @@ func resolve(o *JobOptions) policy {
 	if p.retry.Attempts == 0 {
 		p.retry.Attempts = 1
 	}
+	// Attempts are counted in an int32: past 2^31-1 the count would wrap
+	// and the occurrence be retried for ever.
+	p.retry.Attempts = min(p.retry.Attempts, math.MaxInt32)
 	if p.retry.Base == 0 {
 		p.retry.Base = time.Second
 	}
@@ -235,7 +241,8 @@ func (def *policy) override(o *JobOptions) policy {
 // goroutines (OnCancel on the goroutine that called Cancel or Replace),
 // never on the wheel's goroutine and never with a lock held, so they may
 // call the Scheduler, Shutdown excepted. They must be safe for concurrent
-// use. A panic in a hook is recovered and logged with log/slog.
+// use. A panic in a hook is recovered and logged with log/slog; a
+// runtime.Goexit in one ends its worker goroutine, which is replaced.
 type Hooks struct {
 	// OnStart is called before each attempt runs.
 	OnStart func(Event)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -292,6 +293,136 @@ func TestFromCompletion(t *testing.T) {
 			t.Fatalf("runs at %v, want %v", got, want)
 		}
 	})
+}
+
+// TestFromCompletionNeverOverlaps: a FromCompletion job's runs never
+// overlap, even under OverlapAllow: a Trigger while a run is active gets
+// ErrBusy.
+func TestFromCompletionNeverOverlaps(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, _ := newScheduler(t, Options{})
+		defer shutdown(t, s)
+		var running, most atomic.Int32
+		mustAdd(t, s, "j", Every(time.Second), func(context.Context, Run) error {
+			n := running.Add(1)
+			if n > most.Load() {
+				most.Store(n)
+			}
+			time.Sleep(5 * time.Second)
+			running.Add(-1)
+			return nil
+		}, JobOptions{FromCompletion: true, Overlap: OverlapAllow})
+		time.Sleep(1500 * time.Millisecond) // the first run is active
+		if err := s.Trigger("j"); !errors.Is(err, ErrBusy) {
+			t.Fatalf("Trigger during a run: %v, want ErrBusy", err)
+		}
+		time.Sleep(20 * time.Second)
+		synctest.Wait()
+		if got := most.Load(); got != 1 {
+			t.Fatalf("%d runs at once, want 1", got)
+		}
+	})
+}
+
+// TestGoexitInFunc: a Func that calls runtime.Goexit (t.FailNow in a
+// test) fails its attempt like a panic; the worker it ends is replaced, so
+// the occurrence waiting behind it (OverlapQueue) and the later ones still
+// run, even with a single worker.
+func TestGoexitInFunc(t *testing.T) {
+	for _, overlap := range []Overlap{OverlapQueue, OverlapSkip} {
+		t.Run(overlap.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				s, r := newScheduler(t, Options{Workers: 1})
+				defer shutdown(t, s)
+				var calls atomic.Int32
+				mustAdd(t, s, "j", Every(time.Second), func(context.Context, Run) error {
+					if calls.Add(1) == 1 {
+						if overlap == OverlapQueue {
+							time.Sleep(1500 * time.Millisecond) // the next occurrence waits
+						}
+						runtime.Goexit()
+					}
+					return nil
+				}, JobOptions{Overlap: overlap})
+				time.Sleep(5500 * time.Millisecond)
+				synctest.Wait()
+				ends := r.finished()
+				var outcomes []Outcome
+				for _, e := range ends {
+					outcomes = append(outcomes, e.Outcome)
+				}
+				want := []Outcome{Failed, Succeeded, Succeeded, Succeeded, Succeeded}
+				if !slices.Equal(outcomes, want) {
+					t.Fatalf("outcomes %v, want %v", outcomes, want)
+				}
+				var pe *PanicError
+				if !errors.As(ends[0].Err, &pe) || pe.Value != "runtime.Goexit" {
+					t.Fatalf("first attempt's error %v, want a *PanicError of runtime.Goexit", ends[0].Err)
+				}
+				if got := len(r.letters()); got != 1 {
+					t.Fatalf("%d dead letters, want 1", got)
+				}
+			})
+		})
+	}
+}
+
+// TestGoexitInHooks: runtime.Goexit in OnStart, OnFinish or OnSkip is
+// handled as in the Func: the single worker is replaced and later runs
+// (and the occurrence queued behind the one whose OnFinish exited) go on.
+func TestGoexitInHooks(t *testing.T) {
+	for _, hook := range []string{"OnStart", "OnFinish", "OnSkip"} {
+		t.Run(hook, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var first atomic.Bool
+				exitOnce := func() {
+					if first.CompareAndSwap(false, true) {
+						runtime.Goexit()
+					}
+				}
+				var mu sync.Mutex
+				var starts []time.Duration
+				begin := time.Now()
+				h := Hooks{OnStart: func(Event) {
+					mu.Lock()
+					starts = append(starts, time.Since(begin))
+					mu.Unlock()
+				}}
+				switch hook {
+				case "OnStart":
+					h.OnStart = func(Event) {
+						exitOnce()
+						mu.Lock()
+						starts = append(starts, time.Since(begin))
+						mu.Unlock()
+					}
+				case "OnFinish":
+					h.OnFinish = func(Event) { exitOnce() }
+				case "OnSkip":
+					h.OnSkip = func(Event) { exitOnce() }
+				}
+				s, err := New(Options{Workers: 1, Hooks: h})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer shutdown(t, s)
+				var calls atomic.Int32
+				mustAdd(t, s, "j", Every(time.Second), func(context.Context, Run) error {
+					if calls.Add(1) == 1 {
+						time.Sleep(2500 * time.Millisecond) // 2s queued, 3s skipped
+					}
+					return nil
+				}, JobOptions{Overlap: OverlapQueue})
+				time.Sleep(5500 * time.Millisecond)
+				synctest.Wait()
+				mu.Lock()
+				defer mu.Unlock()
+				if len(starts) < 3 || starts[len(starts)-1] != 5*time.Second {
+					t.Fatalf("runs started at %v, want runs going on to 5s", starts)
+				}
+			})
+		})
+	}
 }
 
 // TestLimit: a job ends after Limit scheduled occurrences; Trigger's runs
@@ -658,6 +789,39 @@ func TestRunCountSaturates(t *testing.T) {
 		info, ok := s.Info("j")
 		if !ok || info.Runs != math.MaxInt32 || len(r.finished()) != 3 {
 			t.Fatalf("Info %+v, %v after %d runs; want Runs %d and 3 runs", info, ok, len(r.finished()), math.MaxInt32)
+		}
+	})
+}
+
+// TestRetryAttemptsAboveInt32: Retry.Attempts above 2^31-1 counts as
+// 2^31-1, so the attempt counter never wraps negative: the occurrence's
+// attempt 2^31-1 is its last, and it is dead-lettered.
+func TestRetryAttemptsAboveInt32(t *testing.T) {
+	if math.MaxInt == math.MaxInt32 {
+		t.Skip("int is 32 bits: Attempts cannot exceed 2^31-1")
+	}
+	synctest.Test(t, func(t *testing.T) {
+		s, r := newScheduler(t, Options{})
+		defer shutdown(t, s)
+		mustAdd(t, s, "j", After(time.Hour), fail, JobOptions{Retry: Retry{Attempts: math.MaxInt}})
+		s.mu.Lock()
+		j := s.jobs["j"]
+		s.mu.Unlock()
+		// Start the occurrence's attempt 2^31-1 at once, as if the earlier
+		// ones had failed.
+		now := time.Now()
+		j.mu.Lock()
+		j.active++
+		j.mu.Unlock()
+		s.exec(task{j: j, gen: j.gen, attempt: math.MaxInt32, due: now, first: now})
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		var attempts []int
+		for _, e := range r.finished() {
+			attempts = append(attempts, e.Attempt)
+		}
+		if want := []int{math.MaxInt32}; !slices.Equal(attempts, want) || len(r.letters()) != 1 {
+			t.Fatalf("attempts %v and %d dead letters, want %v and 1", attempts, len(r.letters()), want)
 		}
 	})
 }

@@ -62,7 +62,7 @@ func (p *pool) push(t task) bool {
 	start := p.wakeLocked()
 	p.mu.Unlock()
 	if start {
-		go p.work()
+		go p.work(task{}, false)
 	}
 	return true
 }
@@ -126,24 +126,46 @@ func (p *pool) pop(fresh bool) (t task, ok, start bool) {
 	return t, true, start
 }
 
-func (p *pool) work() {
+// work is a worker's loop. A worker started by respawn runs carry first
+// (when ok), and was not counted as waking.
+func (p *pool) work(carry task, ok bool) {
 	defer p.wg.Done()
-	for fresh := true; ; fresh = false {
-		p.mu.Lock()
-		t, ok, start := p.pop(fresh)
-		p.mu.Unlock()
-		if start {
-			go p.work()
-		}
-		if !ok {
-			return
-		}
+	for fresh := !ok; ; fresh = false {
 		// A finished occurrence may hand over the one queued behind it
 		// (OverlapQueue), which runs here without another trip through
 		// the queue.
 		for ok {
-			t, ok = p.exec(t)
+			carry, ok = p.exec(carry)
 		}
+		p.mu.Lock()
+		t, more, start := p.pop(fresh)
+		p.mu.Unlock()
+		if start {
+			go p.work(task{}, false)
+		}
+		if !more {
+			return
+		}
+		carry, ok = t, true
+	}
+}
+
+// respawn replaces a worker whose task called runtime.Goexit: a new one
+// takes its place and runs t first when carry is set; otherwise the worker
+// is gone and another starts only if tasks wait.
+func (p *pool) respawn(t task, carry bool) {
+	p.mu.Lock()
+	if carry && !p.closed {
+		p.wg.Add(1)
+		p.mu.Unlock()
+		go p.work(t, true)
+		return
+	}
+	p.workers--
+	start := p.n > 0 && p.wakeLocked()
+	p.mu.Unlock()
+	if start {
+		go p.work(task{}, false)
 	}
 }
 

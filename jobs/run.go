@@ -16,7 +16,14 @@ func (s *Scheduler) exec(t task) (task, bool) {
 		j.mu.Lock()
 		j.skipPending = false
 		j.mu.Unlock()
+		goexit := true
+		defer func() {
+			if goexit { // OnSkip called runtime.Goexit
+				s.pool.respawn(task{}, false)
+			}
+		}()
 		callHook("OnSkip", s.hooks.OnSkip, Event{Run: Run{ID: j.id, Name: j.pol.name, Scheduled: t.due}, Outcome: Skipped})
+		goexit = false
 		return task{}, false
 	}
 	j.mu.Lock()
@@ -36,6 +43,16 @@ func (s *Scheduler) exec(t task) (task, bool) {
 
 	r := Run{ID: j.id, Name: j.pol.name, Attempt: int(t.attempt), Scheduled: t.due, Started: time.Now()}
 	lateness := r.Started.Sub(r.Scheduled)
+	goexit := true
+	defer func() {
+		if goexit {
+			// The Func (or OnStart) called runtime.Goexit, which ends this
+			// worker: the attempt still fails, and the pool replaces the
+			// worker.
+			next, more := s.finish(t, x, r, lateness, errGoexit, time.Now())
+			s.pool.respawn(next, more)
+		}
+	}()
 	callHook("OnStart", s.hooks.OnStart, Event{Run: r, Lateness: lateness})
 	runCtx := ctx
 	if j.pol.timeout > 0 {
@@ -44,8 +61,18 @@ func (s *Scheduler) exec(t task) (task, bool) {
 		defer stop()
 	}
 	err := call(j.fn, runCtx, r)
-	end := time.Now()
-	cancel(nil)
+	goexit = false
+	return s.finish(t, x, r, lateness, err, time.Now())
+}
+
+// errGoexit is the error of an attempt whose Func called runtime.Goexit.
+var errGoexit = &PanicError{Value: "runtime.Goexit"}
+
+// finish ends the attempt x of t, started as r, which returned err at end:
+// it retries, dead-letters or ends its occurrence, and reports it.
+func (s *Scheduler) finish(t task, x *execution, r Run, lateness time.Duration, err error, end time.Time) (task, bool) {
+	j := t.j
+	x.cancel(nil)
 	s.st.running.Add(-1)
 
 	// Retry.If is user code: asked before the lock is taken.
@@ -81,11 +108,18 @@ func (s *Scheduler) exec(t task) (task, bool) {
 	j.mu.Unlock()
 
 	s.count(out)
+	goexit := true
+	defer func() {
+		if goexit { // a hook called runtime.Goexit
+			s.pool.respawn(next, more)
+		}
+	}()
 	callHook("OnFinish", s.hooks.OnFinish, Event{Run: r, Outcome: out, Err: err, Lateness: lateness, Duration: end.Sub(r.Started)})
 	if out == Failed {
 		s.st.deadLetters.Add(1)
 		callHook("DeadLetter", j.pol.deadLetter, DeadLetter{ID: j.id, Name: j.pol.name, Scheduled: t.first, Attempts: int(t.attempt), Err: err})
 	}
+	goexit = false
 	return next, more
 }
 

@@ -7,7 +7,9 @@ import "time"
 // calls it with the current wall-clock time when the job is added, and
 // then, each time an occurrence fires, with that occurrence or the current
 // time, whichever is later (so missed occurrences collapse into one); with
-// FromCompletion, with the end of the previous occurrence. Next is called
+// FromCompletion, with the end of the previous occurrence. After the first
+// occurrence, a result that is not after Next's argument counts as none
+// (the job ends) rather than an occurrence due at once. Next is called
 // on the wheel's goroutine (or a worker), with the job locked: it must be
 // quick, safe for concurrent use, and must not call the Scheduler.
 //

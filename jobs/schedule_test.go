@@ -201,6 +201,40 @@ func TestCustomSchedule(t *testing.T) {
 	})
 }
 
+// TestCustomScheduleNotAdvancing: a custom Schedule whose Next returns
+// its argument, or a time before it, breaks the contract; the job runs its
+// first occurrence and ends instead of running on every tick.
+func TestCustomScheduleNotAdvancing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, r := newScheduler(t, Options{})
+		defer shutdown(t, s)
+		start := time.Now()
+		first := start.Add(time.Second).Round(0)
+		same := scheduleFunc(func(after time.Time) time.Time {
+			if after.Before(first) {
+				return first
+			}
+			return after
+		})
+		back := scheduleFunc(func(after time.Time) time.Time {
+			if after.Before(first) {
+				return first
+			}
+			return after.Add(-time.Hour)
+		})
+		mustAdd(t, s, "same", same, noop)
+		mustAdd(t, s, "back", back, noop, JobOptions{FromCompletion: true})
+		time.Sleep(10 * time.Second)
+		synctest.Wait()
+		if got := len(r.finished()); got != 2 {
+			t.Fatalf("%d runs in 10s, want 2 (one per job)", got)
+		}
+		if s.Len() != 0 {
+			t.Fatalf("Len = %d, want 0: both jobs have no further occurrence", s.Len())
+		}
+	})
+}
+
 type scheduleFunc func(time.Time) time.Time
 
 func (f scheduleFunc) Next(t time.Time) time.Time { return f(t) }

@@ -138,7 +138,8 @@ func New(opts Options) (*Scheduler, error) {
 // ErrClosed once Shutdown has begun, and an error wrapping ErrInvalid for
 // an empty id, a nil fn or when, a schedule with no occurrence (After or
 // Every with d <= 0, At(zero Time), a custom Schedule whose Next returns
-// the zero Time), or invalid options. O(1) plus the first call of a
+// the zero Time), invalid options, or a Middleware that returns a nil
+// Func for fn. O(1) plus the first call of a
 // custom Schedule's Next; the job costs about 200 bytes while pending.
 func (s *Scheduler) Add(id string, when Schedule, fn Func, opts ...JobOptions) error {
 	return s.add(id, when, fn, opts, false)
@@ -230,7 +231,9 @@ func (s *Scheduler) newJob(id string, when Schedule, fn Func, opts []JobOptions)
 	}
 	j.fn = fn
 	for i := len(s.mw) - 1; i >= 0; i-- {
-		j.fn = s.mw[i](j.fn)
+		if j.fn = s.mw[i](j.fn); j.fn == nil {
+			return nil, invalid("job %q: Options.Middleware[%d] returned a nil Func", id, i)
+		}
 	}
 	j.entry.j = j
 	j.tw.Value = &j.entry
