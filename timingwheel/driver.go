@@ -389,6 +389,9 @@ func (d *driver[T]) loop(l layer[T]) {
 		// after it (below), so it counts from the tick and is never early.
 		select {
 		case <-d.stop:
+			// Timers fired before a Goexit in an inline callback have left
+			// the index; run them rather than drop them.
+			l.flush()
 			return
 		case c := <-d.cmds:
 			batch = append(batch, c)
