@@ -92,6 +92,10 @@ type driver[T any] struct {
 
 	// Owner goroutine only.
 	nowNs int64 // time of the current iteration, in ns since origin
+	// nowTick is the tick of the current iteration: nowNs / interval, or
+	// under WithTicker the ticks received, which nowNs may not be able to
+	// hold (it saturates) when the interval is huge.
+	nowTick int64
 	// ticks counts the ticks received in ticker mode; written by the owner
 	// only, read by Remaining.
 	ticks atomic.Int64
@@ -243,7 +247,13 @@ func (d *driver[T]) signalStop() {
 
 // after converts a delay, measured from the current iteration's time, into
 // the first tick at or after the deadline: never early.
-func (d *driver[T]) after(delay time.Duration) int64 { return d.tickAfter(d.nowNs, delay) }
+// Under WithTicker it counts whole ticks from the last one received.
+func (d *driver[T]) after(delay time.Duration) int64 {
+	if d.cfg.ticks != nil {
+		return d.nowTick + ceilDiv(int64(min(delay, maxDelay)), d.interval)
+	}
+	return d.tickAfter(d.nowNs, delay)
+}
 
 // tickAfter returns the first tick at or after from+delay (ns since origin).
 func (d *driver[T]) tickAfter(from int64, delay time.Duration) int64 {
@@ -285,7 +295,8 @@ func (d *driver[T]) until(want int64) time.Duration {
 		delay := relativeTop - want
 		return time.Duration(mulSat(ceilDiv(delay, d.interval), d.interval))
 	case d.cfg.ticks != nil:
-		now = mulSat(d.ticks.Load(), d.interval)
+		// In ticks: their time in ns may not fit an int64.
+		return time.Duration(mulSat(max(want-d.ticks.Load(), 0), d.interval))
 	default:
 		now = int64(time.Since(d.origin))
 	}
@@ -315,11 +326,13 @@ func (d *driver[T]) now() time.Time { return d.origin.Add(time.Duration(d.nowNs)
 
 func (d *driver[T]) readClock() {
 	if d.cfg.ticks != nil {
-		d.nowNs = mulSat(d.ticks.Load(), d.interval)
+		d.nowTick = d.ticks.Load()
+		d.nowNs = mulSat(d.nowTick, d.interval)
 		return
 	}
 	if ns := int64(time.Since(d.origin)); ns > d.nowNs {
 		d.nowNs = ns
+		d.nowTick = ns / d.interval
 	}
 }
 
@@ -376,6 +389,9 @@ func (d *driver[T]) loop(l layer[T]) {
 		// after it (below), so it counts from the tick and is never early.
 		select {
 		case <-d.stop:
+			// Timers fired before a Goexit in an inline callback have left
+			// the index; run them rather than drop them.
+			l.flush()
 			return
 		case c := <-d.cmds:
 			batch = append(batch, c)
@@ -400,7 +416,7 @@ func (d *driver[T]) loop(l layer[T]) {
 			// Under WithTicker the owner wakes for every tick, so a removal
 			// waits for the next one; a closed ticker never wakes it, so
 			// every removal nudges.
-			nowTick := d.nowNs / d.interval
+			nowTick := d.nowTick
 			next := d.w.nextVisit()
 			frozen := sleep == nil && ticks == nil
 			if nudged && !frozen {
@@ -478,7 +494,7 @@ func (d *driver[T]) loop(l layer[T]) {
 			(*hook)()
 		}
 		d.startSlice()
-		busy = d.w.advance(d.nowNs/d.interval, d.cfg.budget, l.fire)
+		busy = d.w.advance(d.nowTick, d.cfg.budget, l.fire)
 		d.endSlice()
 		l.flush()
 		d.publish()

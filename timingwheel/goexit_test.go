@@ -150,3 +150,35 @@ func TestGoexitInSchedulerFire(t *testing.T) {
 		s.Stop()
 	})
 }
+
+// TestGoexitInInlineCallbackThenStop: an inline callback that stops the
+// wheel and then calls runtime.Goexit. The timers fired on the same tick
+// have left the index (they are not pending, Drain cannot return them), so
+// the owner that takes over runs them before it exits instead of dropping
+// them.
+func TestGoexitInInlineCallbackThenStop(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var tw *TimingWheel[string, int]
+		var ran []string
+		exited := false
+		tw, err := New(iv, 8, func(key string, _ int) {
+			if !exited {
+				exited = true
+				tw.k.d.signalStop()
+				runtime.Goexit()
+			}
+			ran = append(ran, key)
+		}, WithInline(), WithPanicHandler(func(Panic) {}))
+		must(t, err)
+		must(t, tw.SetTimer("a", 0, iv))
+		must(t, tw.SetTimer("b", 1, iv))
+		time.Sleep(iv)
+		tw.Stop()
+		if len(ran) != 1 {
+			t.Errorf("callbacks run after the Goexit: %v, want the other of a, b", ran)
+		}
+		if st := tw.Stats(); st.Fired != 2 {
+			t.Errorf("Fired = %d, want 2", st.Fired)
+		}
+	})
+}

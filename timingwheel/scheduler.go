@@ -241,10 +241,14 @@ func (s *Scheduler[T]) applyChange(c *change[T]) {
 		s.d.w.schedule(c.timer, s.d.resolve(c.when))
 		return
 	}
+	// The Timer being fired is unlinked already: the first Cancel of it
+	// counts as the removal of its firing. A Cancel of it once it has been
+	// scheduled again counts when it unlinks it, as for any Timer.
+	first := c.timer == s.firing && !s.cancelled
 	if c.timer == s.firing {
 		s.cancelled = true
 	}
-	if s.d.w.cancel(c.timer) {
+	if s.d.w.cancel(c.timer) || first {
 		s.d.removedOne()
 	}
 }
@@ -296,8 +300,5 @@ func (s *Scheduler[T]) checkCancel(t *Timer[T]) bool {
 	s.firing, s.cancelled = t, false
 	s.take(i)
 	s.firing = nil
-	if s.cancelled {
-		s.d.removedOne()
-	}
 	return !s.cancelled && !t.scheduled()
 }

@@ -190,3 +190,25 @@ func TestHugeInterval(t *testing.T) {
 		}
 	})
 }
+
+// TestHugeIntervalUnderTicker: under WithTicker the wheel's time is the
+// ticks received, however large the interval: a timer set after the third
+// tick of a math.MaxInt64 interval (whose time in ns no longer fits an
+// int64) still fires on the next tick.
+func TestHugeIntervalUnderTicker(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ticks := make(chan time.Time)
+		tw, r := newTestWheel(t, math.MaxInt64, 8, WithTicker(ticks))
+		for i := range 4 {
+			must(t, tw.SetTimer("a", i, time.Second))
+			synctest.Wait()
+			if got, ok := tw.Remaining("a"); got != math.MaxInt64 || !ok {
+				t.Errorf("after %d ticks: Remaining = %v, %v; want %v, true", i, got, ok, time.Duration(math.MaxInt64))
+			}
+			ticks <- time.Time{}
+			if got := r.take(); len(got) != 1 || got[0].value != i {
+				t.Fatalf("tick %d: runs %v, want a=%d", i+1, got, i)
+			}
+		}
+	})
+}

@@ -82,7 +82,7 @@ type counters struct {
 // when. Owner only.
 func (d *driver[T]) fired(when int64) {
 	d.st.st.Fired++
-	d.st.st.Lateness.observe(time.Duration(max(d.nowNs-when*d.interval, 0)))
+	d.st.st.Lateness.observe(time.Duration(max(d.nowNs-mulSat(when, d.interval), 0)))
 }
 
 // removedOne counts a scheduled timer unscheduled before it fired. Owner

@@ -138,3 +138,35 @@ func TestStatsRemovalCountedOnce(t *testing.T) {
 		}
 	})
 }
+
+// TestSchedulerStatsRescheduleThenCancelOfDueSibling: a fire callback
+// re-schedules and then cancels a sibling due on the same tick. The
+// sibling is unscheduled once before it fires, so Removed is 1, not 2.
+func TestSchedulerStatsRescheduleThenCancelOfDueSibling(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var s *Scheduler[int]
+		a, b := &Timer[int]{Value: 0}, &Timer[int]{Value: 1}
+		pair := [2]*Timer[int]{a, b}
+		acted := false
+		s, err := NewScheduler(time.Millisecond, 16, func(tm *Timer[int], _ time.Time) time.Duration {
+			if !acted {
+				acted = true
+				other := pair[1-tm.Value]
+				s.Schedule(other, time.Hour)
+				s.Cancel(other)
+			}
+			return 0
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Stop()
+		s.Schedule(a, 5*time.Millisecond)
+		s.Schedule(b, 5*time.Millisecond)
+		time.Sleep(10 * time.Millisecond)
+		synctest.Wait()
+		if got := s.Stats(); got.Fired != 1 || got.Removed != 1 || got.Pending != 0 {
+			t.Errorf("Fired, Removed, Pending = %d, %d, %d; want 1, 1, 0", got.Fired, got.Removed, got.Pending)
+		}
+	})
+}
