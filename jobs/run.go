@@ -43,6 +43,7 @@ func (s *Scheduler) exec(t task) (task, bool) {
 
 	r := Run{ID: j.id, Name: j.pol.name, Attempt: int(t.attempt), Scheduled: t.due, Started: time.Now()}
 	lateness := r.Started.Sub(r.Scheduled)
+	s.st.lateness.Observe(lateness)
 	goexit := true
 	defer func() {
 		if goexit {
@@ -108,6 +109,7 @@ func (s *Scheduler) finish(t task, x *execution, r Run, lateness time.Duration, 
 	j.mu.Unlock()
 
 	s.count(out)
+	s.st.runTime.Observe(end.Sub(r.Started))
 	goexit := true
 	defer func() {
 		if goexit { // a hook called runtime.Goexit

@@ -117,6 +117,7 @@ func New(opts Options) (*Scheduler, error) {
 		jobs:  make(map[string]*job),
 	}
 	s.def.name = "" // Defaults.Name is ignored
+	s.st.init(opts.Workers)
 	s.pool = newPool(opts.Workers, opts.Queue, s.exec)
 	sched, err := timingwheel.NewScheduler(opts.Resolution, wheelSlots, s.fire,
 		timingwheel.WithPanicHandler(func(p timingwheel.Panic) {

@@ -1,6 +1,12 @@
 package jobs
 
-import "sync/atomic"
+import (
+	"runtime"
+	"sync/atomic"
+	"time"
+
+	"github.com/ttlkit/ttlkit/internal/hist"
+)
 
 // Stats are the Scheduler's counters since New. Counters are read one by
 // one, not as a single snapshot, while jobs run.
@@ -34,6 +40,34 @@ type Stats struct {
 	// against the monotonic clock), each of which re-armed the wall-clock
 	// jobs.
 	ClockSteps uint64
+
+	// Lateness is how late attempts started: Event.Lateness (Run.Started
+	// minus Run.Scheduled: the wheel's lateness plus the wait for a
+	// worker), counted when each attempt starts.
+	Lateness Durations
+	// RunTime is how long attempts ran: Event.Duration, counted when each
+	// attempt finishes (so RunTime.Count is Succeeded + Retried + Failed +
+	// Interrupted).
+	RunTime Durations
+}
+
+// DurationBounds are the upper bounds of Durations.Buckets, in order; the
+// last bucket counts what is longer than the last bound. They are those of
+// timingwheel.LatenessBounds and cache.DurationBounds.
+var DurationBounds = [...]time.Duration{
+	100 * time.Microsecond, time.Millisecond, 10 * time.Millisecond,
+	100 * time.Millisecond, time.Second, 10 * time.Second,
+}
+
+// Durations summarizes durations, such as how late attempts started.
+type Durations struct {
+	Count uint64        // durations counted
+	Sum   time.Duration // their sum
+	Max   time.Duration // the longest
+	// Buckets[i] counts the durations at most DurationBounds[i] and more
+	// than DurationBounds[i-1] (any, for i=0); the last bucket counts
+	// those longer than every bound.
+	Buckets [len(DurationBounds) + 1]uint64
 }
 
 type counters struct {
@@ -41,6 +75,16 @@ type counters struct {
 	succeeded, retried, failed, interrupted             atomic.Uint64
 	deadLetters, skipped, deferred, dropped, clockSteps atomic.Uint64
 	running                                             atomic.Int64
+	// Recorded by each run on the worker's own stripe (see hist.Striped).
+	lateness, runTime hist.Striped
+}
+
+// init makes the histograms' stripes: one per worker, up to four per
+// processor and at most 64.
+func (c *counters) init(workers int) {
+	n := min(workers, 4*runtime.GOMAXPROCS(0), 64)
+	c.lateness.Init(n)
+	c.runTime.Init(n)
 }
 
 // Stats returns the Scheduler's counters. O(1).
@@ -61,5 +105,7 @@ func (s *Scheduler) Stats() Stats {
 		Deferred:    c.deferred.Load(),
 		Dropped:     c.dropped.Load(),
 		ClockSteps:  c.clockSteps.Load(),
+		Lateness:    Durations(c.lateness.Load()),
+		RunTime:     Durations(c.runTime.Load()),
 	}
 }
