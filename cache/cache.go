@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ttlkit/ttlkit/internal/bubble"
+	"github.com/ttlkit/ttlkit/internal/hist"
 	"github.com/ttlkit/ttlkit/internal/table"
 	"github.com/ttlkit/ttlkit/timingwheel"
 )
@@ -513,17 +514,21 @@ func (c *Cache[K, V]) Len() int {
 // sum is not a single snapshot while reads and writes go on. O(shards).
 func (c *Cache[K, V]) Stats() Stats {
 	var st Stats
+	var lt hist.Counts
 	st.Hits, st.Misses = c.c.reads.sum()
 	for s := range c.c.made() {
 		s.mu.Lock()
 		st.Loads += s.loads
 		st.LoadErrors += s.loadErrors
+		st.Sets += s.sets
+		lt.Add(&s.loadTime)
 		st.Expired += s.expired
 		st.Evicted += s.evicted
 		st.Deleted += s.deleted
 		st.Replaced += s.replaced
 		s.mu.Unlock()
 	}
+	st.LoadTime = Durations(lt)
 	return st
 }
 

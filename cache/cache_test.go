@@ -594,24 +594,26 @@ func TestAllYieldsLiveEntriesOnce(t *testing.T) {
 }
 
 func TestStatsCountHitsMissesLoads(t *testing.T) {
-	c := newCache(t, Options[string, int]{TTL: time.Hour})
-	c.Set("a", 1)
-	c.Get("a")
-	c.Get("b")
-	c.Take("a", func() (int, error) { return 0, nil })
-	c.Take("c", func() (int, error) { return 3, nil })
-	c.Take("d", func() (int, error) { return 0, errors.New("boom") })
-	st := c.Stats()
-	want := Stats{Hits: 2, Misses: 3, Loads: 2, LoadErrors: 1}
-	if st != want {
-		t.Errorf("Stats() = %+v, want %+v", st, want)
-	}
-	if got := st.HitRatio(); got != 0.4 {
-		t.Errorf("HitRatio() = %v, want 0.4", got)
-	}
-	if got := (Stats{}).HitRatio(); got != 0 {
-		t.Errorf("zero HitRatio() = %v, want 0", got)
-	}
+	synctest.Test(t, func(t *testing.T) { // fetches take no time
+		c := newCache(t, Options[string, int]{TTL: time.Hour})
+		c.Set("a", 1)
+		c.Get("a")
+		c.Get("b")
+		c.Take("a", func() (int, error) { return 0, nil })
+		c.Take("c", func() (int, error) { return 3, nil })
+		c.Take("d", func() (int, error) { return 0, errors.New("boom") })
+		st := c.Stats()
+		want := Stats{Hits: 2, Misses: 3, Sets: 2, Loads: 2, LoadErrors: 1, LoadTime: Durations{Count: 2, Buckets: [7]uint64{2}}}
+		if st != want {
+			t.Errorf("Stats() = %+v, want %+v", st, want)
+		}
+		if got := st.HitRatio(); got != 0.4 {
+			t.Errorf("HitRatio() = %v, want 0.4", got)
+		}
+		if got := (Stats{}).HitRatio(); got != 0 {
+			t.Errorf("zero HitRatio() = %v, want 0", got)
+		}
+	})
 }
 
 func TestHotPathsDoNotAllocate(t *testing.T) {

@@ -155,10 +155,19 @@ type Event[K comparable, V any] struct {
 type Stats struct {
 	Hits   uint64 // Get or Take found a live entry
 	Misses uint64 // Get or Take found none (Take then loads or waits)
-	Loads  uint64 // fetch functions run by Take and its variants
+	// Sets counts values stored: by Set, SetWithExpire (ttl > 0),
+	// SetIfAbsent and GetOrSet when they store, and Take storing what it
+	// fetched. Writes that store nothing (after Close, or of a key not
+	// equal to itself) are not counted.
+	Sets  uint64
+	Loads uint64 // fetch functions run by Take and its variants
 	// LoadErrors counts fetches that returned an error, panicked or exited
 	// the goroutine; none of them is cached.
 	LoadErrors uint64
+	// LoadTime is how long the fetches ran, each counted when it ended
+	// (returned, panicked or exited the goroutine): LoadTime.Count is
+	// Loads. A waiter's wait is not counted.
+	LoadTime Durations
 
 	Expired  uint64 // entries removed because their deadline passed
 	Evicted  uint64 // entries removed to respect Limit
@@ -172,4 +181,23 @@ func (s Stats) HitRatio() float64 {
 		return float64(s.Hits) / float64(n)
 	}
 	return 0
+}
+
+// DurationBounds are the upper bounds of Durations.Buckets, in order; the
+// last bucket counts what is longer than the last bound. They are those of
+// timingwheel.LatenessBounds and jobs.DurationBounds.
+var DurationBounds = [...]time.Duration{
+	100 * time.Microsecond, time.Millisecond, 10 * time.Millisecond,
+	100 * time.Millisecond, time.Second, 10 * time.Second,
+}
+
+// Durations summarizes durations, such as how long fetches ran.
+type Durations struct {
+	Count uint64        // durations counted
+	Sum   time.Duration // their sum
+	Max   time.Duration // the longest
+	// Buckets[i] counts the durations at most DurationBounds[i] and more
+	// than DurationBounds[i-1] (any, for i=0); the last bucket counts
+	// those longer than every bound.
+	Buckets [len(DurationBounds) + 1]uint64
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/ttlkit/ttlkit/internal/hist"
 	"github.com/ttlkit/ttlkit/internal/table"
 	"github.com/ttlkit/ttlkit/timingwheel"
 )
@@ -132,8 +133,9 @@ type shard[K comparable, V any] struct {
 	peak   int            // most loads in flight since calls was made
 	closed bool
 
-	loads, loadErrors                   uint64
+	loads, loadErrors, sets             uint64
 	expired, evicted, deleted, replaced uint64
+	loadTime                            hist.Counts
 
 	_ [64]byte // keep the next allocation off this shard's last line
 }
@@ -285,6 +287,7 @@ type pending[K comparable, V any] struct {
 // (> now), as Set does, and reports what must happen after the unlock. now
 // and deadline are nanoseconds since the cache's origin.
 func (s *shard[K, V]) setLocked(key K, h uint64, value V, now, deadline int64, p *pending[K, V]) {
+	s.sets++
 	s.staleLoadLocked(key)
 	if n := s.tab.Get(key, h); n != nil {
 		old := n.deadline()

@@ -128,6 +128,7 @@ func (c *cache[K, V]) take(ctx context.Context, key K, ttl time.Duration, fetch 
 // load runs fetch for the waiters of cl, stores a successful result, and
 // releases the waiters whether fetch returns, panics or exits.
 func (c *cache[K, V]) load(ctx context.Context, s *shard[K, V], key K, h uint64, ttl time.Duration, cl *call[V], fetch func(context.Context) (V, error)) (val V, err error) {
+	begin := c.now() // for Stats.LoadTime
 	returned := false
 	var perr *PanicError
 	defer func() {
@@ -137,7 +138,7 @@ func (c *cache[K, V]) load(ctx context.Context, s *shard[K, V], key K, h uint64,
 		if perr != nil {
 			err = perr
 		}
-		c.complete(s, key, h, ttl, cl, val, err)
+		c.complete(s, key, h, ttl, cl, val, err, begin)
 		if perr != nil {
 			panic(perr)
 		}
@@ -156,9 +157,9 @@ func (c *cache[K, V]) load(ctx context.Context, s *shard[K, V], key K, h uint64,
 	return val, err
 }
 
-// complete stores a successful, not overtaken load, counts it, and wakes
-// its waiters.
-func (c *cache[K, V]) complete(s *shard[K, V], key K, h uint64, ttl time.Duration, cl *call[V], val V, err error) {
+// complete stores a successful, not overtaken load, counts it (begin is
+// when fetch was called), and wakes its waiters.
+func (c *cache[K, V]) complete(s *shard[K, V], key K, h uint64, ttl time.Duration, cl *call[V], val V, err error, begin int64) {
 	var p pending[K, V]
 	now := c.now()
 	var deadline int64
@@ -170,6 +171,7 @@ func (c *cache[K, V]) complete(s *shard[K, V], key K, h uint64, ttl time.Duratio
 		s.endCallLocked(key)
 	}
 	s.loads++
+	s.loadTime.Observe(time.Duration(now - begin))
 	if err != nil {
 		s.loadErrors++
 	} else if !cl.stale && !s.closed && deadline > 0 {
