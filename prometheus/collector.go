@@ -1,6 +1,10 @@
 package ttlprom
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
 
 // collector turns a Stats snapshot into metrics at scrape time. Every
 // metric carries the instance label (cache, listener or scheduler) as a
@@ -62,6 +66,20 @@ func (c *collector[S]) histogram(name, help string, instance prometheus.Labels, 
 	d := prometheus.NewDesc(name, help, nil, instance)
 	c.descs = append(c.descs, d)
 	c.metrics = append(c.metrics, metric[S]{desc: d, hist: hist})
+}
+
+// durations returns a histogram of the core's Stats (timingwheel.Lateness,
+// cache.Durations, jobs.Durations: a count per bucket, one bucket more
+// than bounds) as a constant histogram wants it: count, sum in seconds,
+// and cumulative counts by upper bound in seconds.
+func durations(count uint64, sum time.Duration, buckets []uint64, bounds []time.Duration) (uint64, float64, map[float64]uint64) {
+	b := make(map[float64]uint64, len(bounds))
+	var cum uint64
+	for i, bound := range bounds {
+		cum += buckets[i]
+		b[bound.Seconds()] = cum
+	}
+	return count, sum.Seconds(), b
 }
 
 // Describe sends each metric family's description once.

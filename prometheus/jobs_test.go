@@ -13,15 +13,16 @@ import (
 
 func TestJobsCollector(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s, err := jobs.New(jobs.Options{})
+		s, err := jobs.New(jobs.Options{Workers: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer s.Shutdown(context.Background())
-		ok := func(context.Context, jobs.Run) error { return nil }
-		bad := func(context.Context, jobs.Run) error { return errors.New("down") }
+		ok := func(context.Context, jobs.Run) error { time.Sleep(50 * time.Millisecond); return nil }
+		bad := func(context.Context, jobs.Run) error { time.Sleep(2 * time.Second); return errors.New("down") }
 		must(t, s.Add("ok", jobs.After(time.Second), ok))
-		must(t, s.Add("bad", jobs.After(time.Second), bad, jobs.JobOptions{Retry: jobs.Retry{Attempts: 2, Base: time.Second}}))
+		// bad's first attempt waits 40ms for ok's to end on the one worker.
+		must(t, s.Add("bad", jobs.After(time.Second+10*time.Millisecond), bad, jobs.JobOptions{Retry: jobs.Retry{Attempts: 2, Base: time.Second}}))
 		must(t, s.Add("later", jobs.Every(time.Hour), ok))
 		must(t, s.Add("gone", jobs.Every(time.Hour), ok))
 		s.Cancel("gone")
@@ -46,9 +47,31 @@ ttlkit_jobs_deferred_total{scheduler="orders"} 0
 # HELP ttlkit_jobs_dropped_total Queued runs never started because Shutdown began.
 # TYPE ttlkit_jobs_dropped_total counter
 ttlkit_jobs_dropped_total{scheduler="orders"} 0
+# HELP ttlkit_jobs_lateness_seconds How late attempts started (after their due time), counted at start.
+# TYPE ttlkit_jobs_lateness_seconds histogram
+ttlkit_jobs_lateness_seconds_bucket{scheduler="orders",le="0.0001"} 2
+ttlkit_jobs_lateness_seconds_bucket{scheduler="orders",le="0.001"} 2
+ttlkit_jobs_lateness_seconds_bucket{scheduler="orders",le="0.01"} 2
+ttlkit_jobs_lateness_seconds_bucket{scheduler="orders",le="0.1"} 3
+ttlkit_jobs_lateness_seconds_bucket{scheduler="orders",le="1"} 3
+ttlkit_jobs_lateness_seconds_bucket{scheduler="orders",le="10"} 3
+ttlkit_jobs_lateness_seconds_bucket{scheduler="orders",le="+Inf"} 3
+ttlkit_jobs_lateness_seconds_sum{scheduler="orders"} 0.04
+ttlkit_jobs_lateness_seconds_count{scheduler="orders"} 3
 # HELP ttlkit_jobs_queued_runs Due runs waiting for a worker.
 # TYPE ttlkit_jobs_queued_runs gauge
 ttlkit_jobs_queued_runs{scheduler="orders"} 0
+# HELP ttlkit_jobs_run_seconds How long finished attempts ran, whatever their outcome.
+# TYPE ttlkit_jobs_run_seconds histogram
+ttlkit_jobs_run_seconds_bucket{scheduler="orders",le="0.0001"} 0
+ttlkit_jobs_run_seconds_bucket{scheduler="orders",le="0.001"} 0
+ttlkit_jobs_run_seconds_bucket{scheduler="orders",le="0.01"} 0
+ttlkit_jobs_run_seconds_bucket{scheduler="orders",le="0.1"} 1
+ttlkit_jobs_run_seconds_bucket{scheduler="orders",le="1"} 1
+ttlkit_jobs_run_seconds_bucket{scheduler="orders",le="10"} 3
+ttlkit_jobs_run_seconds_bucket{scheduler="orders",le="+Inf"} 3
+ttlkit_jobs_run_seconds_sum{scheduler="orders"} 4.05
+ttlkit_jobs_run_seconds_count{scheduler="orders"} 3
 # HELP ttlkit_jobs_running_runs Attempts running.
 # TYPE ttlkit_jobs_running_runs gauge
 ttlkit_jobs_running_runs{scheduler="orders"} 0

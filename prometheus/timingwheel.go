@@ -38,13 +38,8 @@ func NewWheelCollector(name string, w Wheel) prometheus.Collector {
 		prometheus.GaugeValue, l, func(s timingwheel.Stats) float64 { return float64(s.LargestBatch) })
 	c.histogram("ttlkit_wheel_lateness_seconds", "How long after its deadline tick each timer fired.", l,
 		func(s timingwheel.Stats) (uint64, float64, map[float64]uint64) {
-			b := make(map[float64]uint64, len(timingwheel.LatenessBounds))
-			var cum uint64
-			for i, bound := range timingwheel.LatenessBounds {
-				cum += s.Lateness.Buckets[i]
-				b[bound.Seconds()] = cum
-			}
-			return s.Lateness.Count, s.Lateness.Sum.Seconds(), b
+			l := &s.Lateness
+			return durations(l.Count, l.Sum, l.Buckets[:], timingwheel.LatenessBounds[:])
 		})
 	return c
 }
