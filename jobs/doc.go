@@ -71,7 +71,8 @@
 // [Hooks] report each attempt's start and finish (outcome, error, lateness,
 // duration), skipped occurrences and cancelled jobs; Options.Middleware
 // wraps every Func, for logging, metrics or tracing; [Scheduler.Stats]
-// counts outcomes, skips, deferrals and queue depth; [Scheduler.Info]
+// counts outcomes, skips, deferrals and queue depth and keeps histograms
+// of lateness and run time; [Scheduler.Info]
 // describes one job. [LogRuns] is a ready-made OnFinish hook that writes
 // one log/slog record per finished attempt.
 package jobs

@@ -79,6 +79,7 @@ func TestScrape(t *testing.T) {
 		{"ttlkit_cache_requests_total", []string{"cache", "sessions", "result", "miss"}, 1},
 		{"ttlkit_cache_requests_total", []string{"cache", "sessions", "result", "hit"}, 1},
 		{"ttlkit_cache_loads_total", []string{"cache", "sessions"}, 1},
+		{"ttlkit_cache_sets_total", []string{"cache", "sessions"}, 1}, // the load's value
 		{"ttlkit_cache_entries", []string{"cache", "sessions"}, 1},
 		{"ttlkit_jobs_scheduled", []string{"scheduler", "main"}, 1},
 		{"ttlkit_jobs_added_total", []string{"scheduler", "main"}, 1},
@@ -89,8 +90,10 @@ func TestScrape(t *testing.T) {
 			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
 		}
 	}
-	if mf := mfs["ttlkit_wheel_lateness_seconds"]; mf.GetType() != dto.MetricType_HISTOGRAM {
-		t.Errorf("ttlkit_wheel_lateness_seconds: type %v, want HISTOGRAM", mf.GetType())
+	for _, name := range []string{"ttlkit_wheel_lateness_seconds", "ttlkit_cache_load_seconds", "ttlkit_jobs_lateness_seconds", "ttlkit_jobs_run_seconds"} {
+		if mf := mfs[name]; mf.GetType() != dto.MetricType_HISTOGRAM {
+			t.Errorf("%s: type %v, want HISTOGRAM", name, mf.GetType())
+		}
 	}
 }
 
