@@ -57,7 +57,7 @@ func TestStripedConcurrent(t *testing.T) {
 	for _, n := range []int{0, 1, 3, 16} {
 		var h Striped
 		h.Init(n)
-		if got, want := len(h.s), max(1, 1<<(64-h.shift)); got != want || got < n {
+		if got, want := len(h.s), 1<<(64-h.shift); got != want || got < n {
 			t.Fatalf("Init(%d): %d stripes, shift %d", n, got, h.shift)
 		}
 		const goroutines, each = 8, 1000
