@@ -946,7 +946,7 @@ func TestRetryAttemptsAboveInt32(t *testing.T) {
 		j.mu.Lock()
 		j.active++
 		j.mu.Unlock()
-		s.exec(task{j: j, gen: j.gen, attempt: math.MaxInt32, due: now, first: now})
+		s.exec(task{j: j, gen: j.gen, attempt: math.MaxInt32, due: now, first: now}, new(execution))
 		time.Sleep(time.Minute)
 		synctest.Wait()
 		var attempts []int

@@ -5,10 +5,10 @@ import (
 	"time"
 )
 
-// exec runs one task on a worker goroutine. When the attempt ends its
-// occurrence and an occurrence waits behind it (OverlapQueue), exec
-// returns that one to run next on the same worker.
-func (s *Scheduler) exec(t task) (task, bool) {
+// exec runs one task on a worker goroutine, whose execution record is x.
+// When the attempt ends its occurrence and an occurrence waits behind it
+// (OverlapQueue), exec returns that one to run next on the same worker.
+func (s *Scheduler) exec(t task, x *execution) (task, bool) {
 	j := t.j
 	if t.skip {
 		j.mu.Lock()
@@ -33,9 +33,8 @@ func (s *Scheduler) exec(t task) (task, bool) {
 	// shared parent would register every run under one lock. Cancel and
 	// Shutdown reach it through the job's busy record.
 	ctx, cancel := context.WithCancelCause(context.Background())
-	b := j.activity()
-	x := &execution{cancel: cancel, next: b.execs}
-	b.execs = x
+	x.cancel, x.next = cancel, j.execs
+	j.execs = x
 	j.mu.Unlock()
 	s.st.running.Add(1)
 
@@ -99,12 +98,13 @@ func (s *Scheduler) settle(t task, x *execution, r Run, lateness time.Duration, 
 	var more bool
 	out := Succeeded
 	j.mu.Lock()
-	for p := &j.busy.execs; *p != nil; p = &(*p).next {
+	for p := &j.execs; *p != nil; p = &(*p).next {
 		if *p == x {
 			*p = x.next
 			break
 		}
 	}
+	x.cancel, x.next = nil, nil // the worker's next attempt reuses x
 	current := j.gen == t.gen
 	switch {
 	case err == nil:
