@@ -33,8 +33,14 @@ func (s *Scheduler) fireJob(j *job, now time.Time) time.Duration {
 	if j.done || j.next.IsZero() {
 		return 0 // cancelled, or nothing armed: a stale firing
 	}
+	// One clock reading serves the whole firing: the wheel's time for
+	// After and Every, which run on the monotonic clock, and the wall
+	// clock, read now, for the others.
+	if j.plan == planWall {
+		now = s.wallAt(time.Now())
+	}
 	occ := j.next
-	if rem := s.remaining(j, now); rem > 0 {
+	if rem := occ.Sub(now); rem > 0 {
 		// Not due yet: the wall clock was stepped back, or this is an
 		// older arming of the timer.
 		return rem
@@ -51,22 +57,13 @@ func (s *Scheduler) fireJob(j *job, now time.Time) time.Duration {
 	if next.IsZero() {
 		return 0
 	}
-	return max(s.remaining(j, now), nextTick)
+	return max(next.Sub(now), nextTick)
 }
 
-// remaining returns how long until j.next: on the monotonic clock for
-// After and Every, on the wall clock otherwise. now is the wheel's time.
-// Locked.
-func (s *Scheduler) remaining(j *job, now time.Time) time.Duration {
-	if j.plan == planWall {
-		return j.next.Sub(s.wallAt(time.Now()))
-	}
-	return j.next.Sub(now)
-}
-
-// following returns the occurrence after occ, which is due: the first one
-// after both occ and now, so that missed occurrences collapse into the
-// one firing. Zero when the schedule has no more. Locked.
+// following returns the occurrence after occ, which is due at now (the
+// wheel's time for After and Every, the wall clock otherwise): the first
+// one after both occ and now, so that missed occurrences collapse into
+// the one firing. Zero when the schedule has no more. Locked.
 func (s *Scheduler) following(j *job, occ, now time.Time) time.Time {
 	switch j.plan {
 	case planAfter:
@@ -77,7 +74,7 @@ func (s *Scheduler) following(j *job, occ, now time.Time) time.Time {
 		d := period(j.when)
 		return occ.Add(d * (now.Sub(occ)/d + 1))
 	}
-	from := s.wallAt(time.Now())
+	from := now
 	if from.Before(occ) {
 		from = occ
 	}

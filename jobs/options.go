@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"runtime"
 	"time"
 )
@@ -74,36 +75,63 @@ func (o Overlap) String() string {
 }
 
 // Retry is a retry policy: how often a failed run is tried again, and how
-// long to wait before each new attempt. The zero Retry, in JobOptions,
-// means the Scheduler's default, whose zero value never retries.
+// long to wait before each new attempt. In JobOptions, each zero field
+// means the Scheduler's default for that field (Options.Defaults.Retry),
+// so the zero Retry is the default policy, which, left zero, never
+// retries: Retry{Base: time.Minute} keeps the default Attempts and sets
+// the wait. A field cannot be set back to zero for one job (no jitter,
+// say, when the default has some).
 //
 // The wait before attempt n+1 (n >= 1) is Base × Factor^(n-1), capped at
 // Max, then multiplied by a factor drawn uniformly from
 // [1-Jitter, 1+Jitter]. It is measured from the end of the failed attempt.
 type Retry struct {
 	// Attempts is the total number of attempts of one occurrence,
-	// counting the first: 1 means no retry. 0 means the default; a
-	// negative value is an error; more than 2^31-1 counts as 2^31-1.
+	// counting the first: 1 means no retry. 0 means the default (1 in
+	// Options.Defaults); a negative value is an error; more than 2^31-1
+	// counts as 2^31-1.
 	Attempts int
-	// Base is the wait before the second attempt. 0 means 1s.
+	// Base is the wait before the second attempt. 0 means the default
+	// (1s in Options.Defaults).
 	Base time.Duration
-	// Max caps the wait before the jitter. 0 means no cap.
+	// Max caps the wait before the jitter. 0 means the default (no cap in
+	// Options.Defaults).
 	Max time.Duration
-	// Factor multiplies the wait after each failed attempt. 0 means 2;
-	// otherwise it must be at least 1.
+	// Factor multiplies the wait after each failed attempt. 0 means the
+	// default (2 in Options.Defaults); otherwise it must be at least 1.
 	Factor float64
 	// Jitter spreads each wait by up to ±Jitter of it, in [0, 1). 0 means
-	// none.
+	// the default (none in Options.Defaults).
 	Jitter float64
 	// If, when not nil, decides whether an error may be retried; it runs
-	// on the worker goroutine of the failed run. Errors wrapped with
-	// Permanent are never retried, whatever If says. A panic in If is
-	// logged and counts as false.
+	// on the worker goroutine of the failed run. nil means the default
+	// (every error in Options.Defaults). Errors wrapped with Permanent are
+	// never retried, whatever If says. A panic in If is logged and counts
+	// as false; a runtime.Goexit in it counts as false too, and ends its
+	// worker goroutine, which is replaced.
 	If func(error) bool
 }
 
-func (r *Retry) isZero() bool {
-	return r.Attempts == 0 && r.Base == 0 && r.Max == 0 && r.Factor == 0 && r.Jitter == 0 && r.If == nil
+// Validate returns nil if r is a valid policy, and otherwise an error
+// wrapping ErrInvalid that names the first bad field. Zero fields are
+// valid: they mean defaults. New, Add and Replace call it; code that
+// applies a Retry itself (package natsjobs does) calls it too.
+func (r Retry) Validate() error { return r.validate("") }
+
+// Delay returns the wait after the failed attempt n (from 1; less counts
+// as 1) before attempt n+1: Base × Factor^(n-1), capped at Max and at
+// about 100 years, then multiplied by a factor drawn uniformly from
+// [1-Jitter, 1+Jitter] (with math/rand/v2's global source); at least 1ns.
+// A zero Base, Factor or Max counts as in Options.Defaults: 1s, 2, no cap.
+// r must be valid (see Validate). Safe for concurrent use; O(1).
+func (r Retry) Delay(n int) time.Duration {
+	r = r.over(builtinRetry)
+	d := float64(r.Base) * math.Pow(r.Factor, float64(max(n, 1)-1))
+	d = min(d, float64(r.Max), float64(maxDelay))
+	if r.Jitter > 0 {
+		d *= 1 + r.Jitter*(2*rand.Float64()-1)
+	}
+	return max(time.Duration(d), 1)
 }
 
 func (r *Retry) validate(where string) error {
@@ -129,7 +157,8 @@ type JobOptions struct {
 	// Name labels the job in Run, Event, DeadLetter and JobInfo. Optional;
 	// not inherited from Defaults.
 	Name string
-	// Retry is the retry policy; the zero Retry means the default.
+	// Retry is the retry policy; each zero field of it means the
+	// default's (see Retry).
 	Retry Retry
 	// Timeout bounds each attempt: its context is cancelled Timeout after
 	// it starts. The run still counts as running until its function
@@ -185,7 +214,7 @@ type policy struct {
 func resolve(o *JobOptions) policy {
 	p := policy{
 		name:           o.Name,
-		retry:          o.Retry,
+		retry:          o.Retry.over(builtinRetry),
 		timeout:        o.Timeout,
 		overlap:        o.Overlap,
 		limit:          o.Limit,
@@ -195,22 +224,36 @@ func resolve(o *JobOptions) policy {
 	if p.overlap == overlapDefault {
 		p.overlap = OverlapSkip
 	}
-	if p.retry.Attempts == 0 {
-		p.retry.Attempts = 1
-	}
-	// Attempts are counted in an int32: past 2^31-1 the count would wrap
-	// and the occurrence be retried for ever.
-	p.retry.Attempts = min(p.retry.Attempts, math.MaxInt32)
-	if p.retry.Base == 0 {
-		p.retry.Base = time.Second
-	}
-	if p.retry.Factor == 0 {
-		p.retry.Factor = 2
-	}
-	if p.retry.Max == 0 {
-		p.retry.Max = maxDelay
-	}
 	return p
+}
+
+// builtinRetry fills in the zero fields of Options.Defaults.Retry.
+var builtinRetry = Retry{Attempts: 1, Base: time.Second, Max: maxDelay, Factor: 2}
+
+// over returns r with each zero field taken from def. Attempts are
+// counted in an int32: past 2^31-1 the count would wrap and the
+// occurrence be retried for ever, so they are capped there.
+func (r Retry) over(def Retry) Retry {
+	if r.Attempts == 0 {
+		r.Attempts = def.Attempts
+	}
+	r.Attempts = min(r.Attempts, math.MaxInt32)
+	if r.Base == 0 {
+		r.Base = def.Base
+	}
+	if r.Max == 0 {
+		r.Max = def.Max
+	}
+	if r.Factor == 0 {
+		r.Factor = def.Factor
+	}
+	if r.Jitter == 0 {
+		r.Jitter = def.Jitter
+	}
+	if r.If == nil {
+		r.If = def.If
+	}
+	return r
 }
 
 // override returns the policy of a job with options o over the defaults
@@ -218,9 +261,7 @@ func resolve(o *JobOptions) policy {
 func (def *policy) override(o *JobOptions) policy {
 	p := *def
 	p.name = o.Name
-	if !o.Retry.isZero() {
-		p.retry = resolve(&JobOptions{Retry: o.Retry}).retry
-	}
+	p.retry = o.Retry.over(def.retry)
 	if o.Timeout != 0 {
 		p.timeout = o.Timeout
 	}

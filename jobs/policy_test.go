@@ -70,6 +70,67 @@ func TestRetryDelaysWithinJitter(t *testing.T) {
 	})
 }
 
+// TestRetryDelay: Retry.Delay is Base×Factor^(n-1) capped at Max, with
+// zero fields counting as the built-in defaults, n < 1 as 1, and a huge
+// wait capped at about 100 years; with Jitter, within its band.
+func TestRetryDelay(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		r    Retry
+		n    int
+		want time.Duration
+	}{
+		{"ZeroFirst", Retry{}, 1, time.Second},
+		{"ZeroThird", Retry{}, 3, 4 * time.Second},
+		{"AttemptZeroCountsAsOne", Retry{Base: time.Minute}, 0, time.Minute},
+		{"Factor", Retry{Base: 10 * time.Millisecond, Factor: 3}, 4, 270 * time.Millisecond},
+		{"CappedAtMax", Retry{Base: time.Second, Max: 5 * time.Second}, 10, 5 * time.Second},
+		{"FactorOneConstant", Retry{Base: time.Second, Factor: 1}, 50, time.Second},
+		{"HugeCapped", Retry{Base: time.Hour}, 1000, time.Duration(float64(maxDelay))}, // about 100 years
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.r.Delay(tc.n); got != tc.want {
+				t.Fatalf("%+v.Delay(%d) = %v, want %v", tc.r, tc.n, got, tc.want)
+			}
+		})
+	}
+	t.Run("Jitter", func(t *testing.T) {
+		r := Retry{Base: time.Second, Jitter: 0.5}
+		for range 1000 {
+			if got := r.Delay(2); got < time.Second || got > 3*time.Second {
+				t.Fatalf("%+v.Delay(2) = %v, want in [1s, 3s]", r, got)
+			}
+		}
+	})
+}
+
+// TestRetryValidate: Retry.Validate accepts zero fields and rejects each
+// bad field with an ErrInvalid naming it.
+func TestRetryValidate(t *testing.T) {
+	if err := (Retry{}).Validate(); err != nil {
+		t.Fatalf("zero Retry: %v, want nil", err)
+	}
+	for _, tc := range []struct {
+		r     Retry
+		field string
+	}{
+		{Retry{Attempts: -1}, "Retry.Attempts"},
+		{Retry{Base: -1}, "Retry.Base"},
+		{Retry{Max: -1}, "Retry.Max"},
+		{Retry{Factor: 0.5}, "Retry.Factor"},
+		{Retry{Factor: math.Inf(1)}, "Retry.Factor"},
+		{Retry{Factor: math.NaN()}, "Retry.Factor"},
+		{Retry{Jitter: 1}, "Retry.Jitter"},
+		{Retry{Jitter: -0.1}, "Retry.Jitter"},
+		{Retry{Jitter: math.NaN()}, "Retry.Jitter"},
+	} {
+		err := tc.r.Validate()
+		if !errors.Is(err, ErrInvalid) || !strings.Contains(fmt.Sprint(err), tc.field) {
+			t.Errorf("%+v.Validate() = %v, want ErrInvalid naming %s", tc.r, err, tc.field)
+		}
+	}
+}
+
 func pow(x float64, n int) float64 {
 	p := 1.0
 	for range n {
@@ -105,6 +166,38 @@ func TestDeadLetterExactlyOnce(t *testing.T) {
 		}
 		if st := s.Stats(); st.DeadLetters != 2 || st.Failed != 2 || st.Retried != 4 {
 			t.Fatalf("Stats = %+v, want 2 dead letters, 2 failed, 4 retried", st)
+		}
+	})
+}
+
+// TestJobRetryZeroFieldsTakeDefaults: each zero field of a job's Retry
+// takes the Scheduler's default for it, Attempts included (a job that sets
+// only Base keeps the default's Attempts, not a single attempt).
+func TestJobRetryZeroFieldsTakeDefaults(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, r := newScheduler(t, Options{Defaults: JobOptions{Retry: Retry{Attempts: 4, Base: time.Second, Factor: 3}}})
+		defer shutdown(t, s)
+		fail := func(context.Context, Run) error { return errBoom }
+		mustAdd(t, s, "base", After(time.Second), fail, JobOptions{Retry: Retry{Base: 2 * time.Second}})
+		mustAdd(t, s, "attempts", After(time.Second), fail, JobOptions{Retry: Retry{Attempts: 2}})
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		waits := map[string][]time.Duration{}
+		last := map[string]time.Time{}
+		for _, e := range r.finished() {
+			if e.Attempt > 1 {
+				waits[e.ID] = append(waits[e.ID], e.Scheduled.Sub(last[e.ID]))
+			}
+			last[e.ID] = e.Scheduled
+		}
+		want := map[string][]time.Duration{
+			"base":     {2 * time.Second, 6 * time.Second, 18 * time.Second}, // 4 attempts, Factor 3
+			"attempts": {time.Second},                                        // 2 attempts, Base 1s
+		}
+		for id, w := range want {
+			if !slices.Equal(waits[id], w) {
+				t.Errorf("%s: waits between attempts %v, want %v", id, waits[id], w)
+			}
 		}
 	})
 }
@@ -423,6 +516,46 @@ func TestGoexitInHooks(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestGoexitInRetryIf: runtime.Goexit in Retry.If is handled as a panic
+// there (the error is not retried: the occurrence fails for good and is
+// dead-lettered once) and as a Goexit in the Func (the single worker is
+// replaced, so later occurrences run).
+func TestGoexitInRetryIf(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, r := newScheduler(t, Options{Workers: 1})
+		defer shutdown(t, s)
+		var calls, asked atomic.Int32
+		fail := errors.New("boom")
+		mustAdd(t, s, "j", Every(time.Second), func(context.Context, Run) error {
+			if calls.Add(1) == 1 {
+				return fail
+			}
+			return nil
+		}, JobOptions{Retry: Retry{Attempts: 3, If: func(error) bool {
+			if asked.Add(1) == 1 {
+				runtime.Goexit()
+			}
+			return true
+		}}})
+		time.Sleep(3500 * time.Millisecond)
+		synctest.Wait()
+		var outcomes []Outcome
+		for _, e := range r.finished() {
+			outcomes = append(outcomes, e.Outcome)
+		}
+		if want := []Outcome{Failed, Succeeded, Succeeded}; !slices.Equal(outcomes, want) {
+			t.Fatalf("outcomes %v, want %v", outcomes, want)
+		}
+		dead := r.letters()
+		if len(dead) != 1 || dead[0].Attempts != 1 || !errors.Is(dead[0].Err, fail) {
+			t.Fatalf("dead letters %+v, want one of attempt 1 with %v", dead, fail)
+		}
+		if st := s.Stats(); st.Running != 0 || st.Failed != 1 || st.Succeeded != 2 {
+			t.Fatalf("Stats Running %d Failed %d Succeeded %d, want 0, 1, 2", st.Running, st.Failed, st.Succeeded)
+		}
+	})
 }
 
 // TestLimit: a job ends after Limit scheduled occurrences; Trigger's runs
@@ -813,7 +946,7 @@ func TestRetryAttemptsAboveInt32(t *testing.T) {
 		j.mu.Lock()
 		j.active++
 		j.mu.Unlock()
-		s.exec(task{j: j, gen: j.gen, attempt: math.MaxInt32, due: now, first: now})
+		s.exec(task{j: j, gen: j.gen, attempt: math.MaxInt32, due: now, first: now}, new(execution))
 		time.Sleep(time.Minute)
 		synctest.Wait()
 		var attempts []int

@@ -38,10 +38,12 @@ type pool struct {
 	waking  int // signalled or just started, not yet at the queue
 	closed  bool
 	wg      sync.WaitGroup // one per worker
-	exec    func(task) (task, bool)
+	// exec runs a task on a worker, which passes its own execution
+	// record, and may return a task to run next on the same worker.
+	exec func(task, *execution) (task, bool)
 }
 
-func newPool(workers, limit int, exec func(task) (task, bool)) *pool {
+func newPool(workers, limit int, exec func(task, *execution) (task, bool)) *pool {
 	p := &pool{limit: limit, max: workers, exec: exec}
 	p.cond.L = &p.mu
 	return p
@@ -130,12 +132,13 @@ func (p *pool) pop(fresh bool) (t task, ok, start bool) {
 // (when ok), and was not counted as waking.
 func (p *pool) work(carry task, ok bool) {
 	defer p.wg.Done()
+	x := new(execution)
 	for fresh := !ok; ; fresh = false {
 		// A finished occurrence may hand over the one queued behind it
 		// (OverlapQueue), which runs here without another trip through
 		// the queue.
 		for ok {
-			carry, ok = p.exec(carry)
+			carry, ok = p.exec(carry, x)
 		}
 		p.mu.Lock()
 		t, more, start := p.pop(fresh)

@@ -16,7 +16,7 @@ func TestPoolBurstReachesEveryWorker(t *testing.T) {
 		const workers = 8
 		release := make(chan struct{})
 		var running, peak atomic.Int32
-		p := newPool(workers, 100, func(task) (task, bool) {
+		p := newPool(workers, 100, func(task, *execution) (task, bool) {
 			n := running.Add(1)
 			for {
 				old := peak.Load()
@@ -51,7 +51,7 @@ func TestPoolBurstReachesEveryWorker(t *testing.T) {
 // which workers go idle and wake again, all run exactly once.
 func TestPoolConcurrentPushes(t *testing.T) {
 	var ran atomic.Int64
-	p := newPool(4, 1<<20, func(task) (task, bool) { ran.Add(1); return task{}, false })
+	p := newPool(4, 1<<20, func(task, *execution) (task, bool) { ran.Add(1); return task{}, false })
 	var wg sync.WaitGroup
 	const each = 20_000
 	for range 4 {

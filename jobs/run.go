@@ -2,15 +2,13 @@ package jobs
 
 import (
 	"context"
-	"math"
-	"math/rand/v2"
 	"time"
 )
 
-// exec runs one task on a worker goroutine. When the attempt ends its
-// occurrence and an occurrence waits behind it (OverlapQueue), exec
-// returns that one to run next on the same worker.
-func (s *Scheduler) exec(t task) (task, bool) {
+// exec runs one task on a worker goroutine, whose execution record is x.
+// When the attempt ends its occurrence and an occurrence waits behind it
+// (OverlapQueue), exec returns that one to run next on the same worker.
+func (s *Scheduler) exec(t task, x *execution) (task, bool) {
 	j := t.j
 	if t.skip {
 		j.mu.Lock()
@@ -35,9 +33,8 @@ func (s *Scheduler) exec(t task) (task, bool) {
 	// shared parent would register every run under one lock. Cancel and
 	// Shutdown reach it through the job's busy record.
 	ctx, cancel := context.WithCancelCause(context.Background())
-	b := j.activity()
-	x := &execution{cancel: cancel, next: b.execs}
-	b.execs = x
+	x.cancel, x.next = cancel, j.execs
+	j.execs = x
 	j.mu.Unlock()
 	s.st.running.Add(1)
 
@@ -76,18 +73,39 @@ func (s *Scheduler) finish(t task, x *execution, r Run, lateness time.Duration, 
 	x.cancel(nil)
 	s.st.running.Add(-1)
 
-	// Retry.If is user code: asked before the lock is taken.
-	again := err != nil && int(t.attempt) < j.pol.retry.Attempts && retryable(&j.pol.retry, err)
+	// Retry.If is user code: asked before the lock is taken. A
+	// runtime.Goexit in it ends this worker: the attempt is settled as not
+	// retryable (as after a panic in If) and the pool replaces the worker.
+	again := err != nil && int(t.attempt) < j.pol.retry.Attempts && !IsPermanent(err)
+	if again && j.pol.retry.If != nil {
+		again = false
+		goexit := true
+		defer func() {
+			if goexit {
+				s.pool.respawn(s.settle(t, x, r, lateness, err, end, false))
+			}
+		}()
+		callHook("Retry.If", func(err error) { again = j.pol.retry.If(err) }, err)
+		goexit = false
+	}
+	return s.settle(t, x, r, lateness, err, end, again)
+}
+
+// settle is the rest of finish, once Retry.If has said whether err may be
+// retried (again).
+func (s *Scheduler) settle(t task, x *execution, r Run, lateness time.Duration, err error, end time.Time, again bool) (task, bool) {
+	j := t.j
 	var next task
 	var more bool
 	out := Succeeded
 	j.mu.Lock()
-	for p := &j.busy.execs; *p != nil; p = &(*p).next {
+	for p := &j.execs; *p != nil; p = &(*p).next {
 		if *p == x {
 			*p = x.next
 			break
 		}
 	}
+	x.cancel, x.next = nil, nil // the worker's next attempt reuses x
 	current := j.gen == t.gen
 	switch {
 	case err == nil:
@@ -125,23 +143,10 @@ func (s *Scheduler) finish(t task, x *execution, r Run, lateness time.Duration, 
 	return next, more
 }
 
-// retryable reports whether err may be retried: not Permanent, and
-// accepted by r.If. A panic in r.If counts as a refusal and is logged.
-func retryable(r *Retry, err error) (ok bool) {
-	if IsPermanent(err) {
-		return false
-	}
-	if r.If == nil {
-		return true
-	}
-	callHook("Retry.If", func(err error) { ok = r.If(err) }, err)
-	return ok
-}
-
 // retryLocked arms the next attempt of t's occurrence, which failed at
 // end, and reports whether the wheel took it. Locked.
 func (s *Scheduler) retryLocked(j *job, t task, end time.Time) bool {
-	due := end.Add(backoff(&j.pol.retry, int(t.attempt)))
+	due := end.Add(j.pol.retry.Delay(int(t.attempt)))
 	b := j.activity()
 	r := &retry{gen: j.gen, attempt: t.attempt + 1, due: due, first: t.first, next: b.retries}
 	r.entry = entry{j: j, r: r}
@@ -151,16 +156,6 @@ func (s *Scheduler) retryLocked(j *job, t task, end time.Time) bool {
 	}
 	b.retries = r
 	return true
-}
-
-// backoff returns the wait after the failed attempt n (from 1).
-func backoff(r *Retry, n int) time.Duration {
-	d := float64(r.Base) * math.Pow(r.Factor, float64(n-1))
-	d = min(d, float64(r.Max), float64(maxDelay))
-	if r.Jitter > 0 {
-		d *= 1 + r.Jitter*(2*rand.Float64()-1)
-	}
-	return max(time.Duration(d), 1)
 }
 
 // endLocked ends one active occurrence of j at end: it starts the one

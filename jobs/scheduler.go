@@ -42,8 +42,8 @@ type entry struct {
 
 // job is one scheduled job. Everything below mu is guarded by it; the
 // fields above are set before the job is published and never change. A
-// pending job is 160 bytes; one with attempts running, retries armed or an
-// occurrence waiting holds a busy record besides.
+// job is 160 bytes (the fields are ordered to leave no padding); one with
+// retries armed or an occurrence waiting holds a busy record besides.
 type job struct {
 	entry
 	id   string
@@ -52,23 +52,24 @@ type job struct {
 	pol  *policy
 	plan plan
 
-	mu     sync.Mutex
 	done   bool // cancelled, replaced or ended: no future occurrence
 	queued bool // an occurrence waits under OverlapQueue (busy.waiting)
 	// skipPending: an OnSkip report of this job is in the pool.
 	skipPending bool
-	gen         uint32    // bumped when the job is cancelled or replaced
-	active      int32     // occurrences queued, running or waiting for a retry
-	runs        int32     // scheduled occurrences started or queued (for Limit)
-	next        time.Time // the armed occurrence; zero when none is armed
-	busy        *busy     // nil while idle
+	mu          sync.Mutex
+	gen         uint32     // bumped when the job is cancelled or replaced
+	active      int32      // occurrences queued, running or waiting for a retry
+	runs        int32      // scheduled occurrences started or queued (for Limit)
+	next        time.Time  // the armed occurrence; zero when none is armed
+	execs       *execution // running attempts: their workers' records
+	busy        *busy      // nil unless a retry is armed or a run waits
 }
 
-// busy is the part of a job's state that exists only while it is active.
+// busy is the part of a job's state that exists only while a retry is
+// armed or an occurrence waits: rare, so kept out of the job.
 type busy struct {
-	execs   *execution // running attempts
-	retries *retry     // armed retries
-	waiting time.Time  // due time of the occurrence waiting (queued)
+	retries *retry    // armed retries
+	waiting time.Time // due time of the occurrence waiting (queued)
 }
 
 // activity returns j's busy record, making it if need be. Locked.
@@ -81,12 +82,15 @@ func (j *job) activity() *busy {
 
 // tidy drops j's busy record once nothing in it is in use. Locked.
 func (j *job) tidy() {
-	if b := j.busy; b != nil && b.execs == nil && b.retries == nil && !j.queued {
+	if b := j.busy; b != nil && b.retries == nil && !j.queued {
 		j.busy = nil
 	}
 }
 
-// execution is one running attempt, so that Cancel can cancel its context.
+// execution is a worker's record of the attempt it runs, linked into the
+// attempt's job (execs) while it runs so that Cancel can cancel its
+// context. Each worker has one, reused from attempt to attempt; its fields
+// are guarded by the lock of the job it is linked into.
 type execution struct {
 	cancel context.CancelCauseFunc
 	next   *execution
@@ -305,10 +309,10 @@ func (s *Scheduler) Cancel(id string) bool {
 func (s *Scheduler) kill(j *job, cause error) {
 	j.mu.Lock()
 	j.gen++
+	for x := j.execs; x != nil; x = x.next {
+		x.cancel(cause)
+	}
 	if b := j.busy; b != nil {
-		for x := b.execs; x != nil; x = x.next {
-			x.cancel(cause)
-		}
 		for r := b.retries; r != nil; r = r.next {
 			_ = s.sched.Cancel(&r.tw)
 		}
@@ -454,10 +458,8 @@ func (s *Scheduler) Shutdown(ctx context.Context) error {
 	// attempts cancelled already, or had none.
 	for _, j := range all {
 		j.mu.Lock()
-		if j.busy != nil {
-			for x := j.busy.execs; x != nil; x = x.next {
-				x.cancel(ErrShutdown)
-			}
+		for x := j.execs; x != nil; x = x.next {
+			x.cancel(ErrShutdown)
 		}
 		j.mu.Unlock()
 	}

@@ -196,8 +196,31 @@ func TestRetryPolicy(t *testing.T) {
 		t.Errorf("policy(Attempts 1) = %+v, %v; want 1 attempt", p, err)
 	}
 	for _, r := range []jobs.Retry{{Attempts: -1}, {Base: -1}, {Max: -1}, {Factor: 0.5}, {Jitter: 1}, {Jitter: -0.1}} {
-		if _, err := policy(r); !errors.Is(err, ErrInvalid) {
-			t.Errorf("policy(%+v) = %v, want ErrInvalid", r, err)
+		if _, err := policy(r); !errors.Is(err, ErrInvalid) || !errors.Is(err, jobs.ErrInvalid) {
+			t.Errorf("policy(%+v) = %v, want ErrInvalid (ours and jobs')", r, err)
+		}
+	}
+}
+
+// TestBackoffDefaultsAndCap: in a non-zero Retry, a zero Base, Factor or
+// Max means 1s, 2 and no cap (as in jobs.Retry.Delay), and no wait exceeds
+// a year.
+func TestBackoffDefaultsAndCap(t *testing.T) {
+	for _, tc := range []struct {
+		r    jobs.Retry
+		n    int
+		want time.Duration
+	}{
+		{jobs.Retry{Attempts: 3}, 1, time.Second},
+		{jobs.Retry{Attempts: 3}, 3, 4 * time.Second},
+		{jobs.Retry{Attempts: 3, Base: time.Hour}, 20, maxRetryDelay},
+	} {
+		r, err := policy(tc.r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := backoff(&r, tc.n); got != tc.want {
+			t.Errorf("backoff(%+v, %d) = %v, want %v", tc.r, tc.n, got, tc.want)
 		}
 	}
 }
