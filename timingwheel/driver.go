@@ -11,56 +11,54 @@ import (
 // maxDelay caps delays so that deadlines never overflow: about 146 years.
 const maxDelay = time.Duration(1 << 62)
 
-// op names a command sent to the owner goroutine.
-type op uint8
-
-const (
-	opLen op = iota + 1 // Scheduler.Len, and a barrier for everything queued before it
-	opRun               // run fn on the owner goroutine (TimingWheel.Drain)
-)
-
-// cmd is one request to the owner goroutine that its caller waits for;
-// everything else reaches the owner in per-shard batches (see handoff).
-type cmd[T any] struct {
-	op  op
-	fn  func()
-	res *result[T]
+// cmd is a function to run on the owner goroutine, for a caller that waits
+// until it has run: Scheduler.Len and the keyed wheel's Drain. Everything
+// else reaches the owner in per-shard lists (see handoff).
+type cmd struct {
+	fn   func()
+	done chan struct{} // closed once fn has run
 }
 
-// result carries the answer of a synchronous command; the owner fills it and
-// closes done.
-type result[T any] struct {
-	done chan struct{}
-	n    int
-}
-
-// layer is what sits on the driver: it interprets commands and fired timers.
-// Every method runs on the owner goroutine.
+// layer is what sits on the driver: the keyed wheel or the Scheduler. Every
+// method runs on the owner goroutine.
 type layer[T any] interface {
-	apply(c *cmd[T])
+	// take handles the list of changes queued in one shard and reports
+	// whether there was any. The shards are numbered 0 to driver.shards-1.
+	take(shard int) bool
 	// fire handles a due timer, already unlinked, and returns the tick to
 	// re-arm it at, or 0.
 	fire(t *Timer[T]) int64
 	// flush runs after each slice of advance work.
 	flush()
-	// take handles the batch of changes queued in one shard and reports
-	// whether there was any. The shards are numbered 0 to driver.shards-1.
-	take(shard int) bool
 }
 
-// driver is the owner goroutine and the channel that reaches it. It reads
+// driver is the owner goroutine and the channels that reach it. It reads
 // the clock (or counts ticker ticks), advances the wheel, sleeps until the
 // next visit, and hands commands and fired timers to its layer.
+//
+// The owner protocol, in the order of one pass of loop:
+//   - wait: if nothing is queued and no backlog remains, publish when the
+//     owner will wake unprompted (pickup, longSleep), look at every shard's
+//     list once more, then block until a signal on ready, a command, the
+//     alarm or a tick;
+//   - takeWork: read the clock, take every shard's list and the commands;
+//   - fireDue: advance the wheel by one slice of at most WithBatch timers
+//     and hand the fired ones to their callbacks.
+//
+// Callers append their changes to a shard's list (handoff) and send on
+// ready only when the change cannot wait for the owner's next wake-up.
 type driver[T any] struct {
 	w        *wheel[T]
 	cfg      config
 	interval int64 // nanoseconds
 	origin   time.Time
 
-	cmds chan cmd[T]
-	// ready tells the owner that some shard (of the keyed layer or the
-	// Scheduler) has changes that cannot wait; the owner then takes every
-	// shard's list. Capacity 1, sent to without waiting (see signal).
+	// cmds carries the two requests whose callers wait for an answer:
+	// Scheduler.Len and the keyed wheel's Drain.
+	cmds chan cmd
+	// ready wakes the owner for changes that cannot wait; the owner then
+	// takes every shard's list. Capacity 1, sent to without waiting (see
+	// signal).
 	ready   chan struct{}
 	shards  int           // number of shards of the layer's handoff lists
 	stop    chan struct{} // closed by Stop
@@ -68,17 +66,14 @@ type driver[T any] struct {
 	once    sync.Once
 	stopped atomic.Bool
 
-	// pickup and eager tell callers when their batched work needs a
-	// signal (see urgent and removed). The owner stores them before its
-	// last look at the batches ahead of a sleep; a caller reads them after
-	// adding its work with its shard locked. So either that look finds the
-	// work, or the caller reads what the owner stored for the sleep.
-	pickup atomic.Int64 // the tick the owner will wake at unprompted
-	eager  atomic.Bool  // the owner sleeps longer than lazyWait; see removed
-	// nudge tells a sleeping owner that a removal waits: the owner wakes,
-	// takes it, and its next sleep is no longer than lazyWait, during
-	// which removals do not nudge. Capacity 1; senders never wait.
-	nudge chan struct{}
+	// pickup and longSleep tell callers whether a change needs a signal
+	// (see urgent and removalUrgent). The owner stores them before its
+	// last look at the lists ahead of a sleep; a caller reads them after
+	// appending its change with its shard locked. So either that look
+	// finds the change, or the caller reads what the owner stored for the
+	// sleep.
+	pickup    atomic.Int64 // the tick the owner will wake at unprompted
+	longSleep atomic.Bool  // that wake-up is more than lazyWait away
 	// lazyTicks is how many ticks a removal may wait for the owner's next
 	// wake-up: lazyWait, rounded down, at least 1.
 	lazyTicks int64
@@ -99,12 +94,16 @@ type driver[T any] struct {
 	// ticks counts the ticks received in ticker mode; written by the owner
 	// only, read by Remaining.
 	ticks atomic.Int64
+	batch []cmd // commands received, not run yet
+	// tookRemoval: a removal was taken since the owner last went to sleep,
+	// so its next sleep is no longer than lazyWait (see wait).
+	tookRemoval bool
 
 	st counters // see stats.go
 }
 
 // lazyWait bounds how long a removal (RemoveTimer, Scheduler.Cancel) may
-// sit in its shard's batch without a signal (or one interval, if that is
+// sit in its shard's list without a signal (or one interval, if that is
 // longer): about that long, a removed timer stays linked and a removed key
 // stays referenced.
 const lazyWait = time.Second
@@ -115,13 +114,13 @@ func newDriver[T any](interval time.Duration, numSlots int, cfg config) *driver[
 		cfg:       cfg,
 		interval:  int64(interval),
 		origin:    time.Now(),
-		cmds:      make(chan cmd[T], cfg.buffer),
+		cmds:      make(chan cmd, cfg.buffer),
 		ready:     make(chan struct{}, 1),
 		shards:    shardCount(),
 		stop:      make(chan struct{}),
 		done:      make(chan struct{}),
-		nudge:     make(chan struct{}, 1),
 		lazyTicks: max(int64(lazyWait/interval), 1),
+		batch:     make([]cmd, 0, 4),
 	}
 }
 
@@ -134,22 +133,6 @@ func (d *driver[T]) signal() {
 	}
 }
 
-// removed is called by a caller that has queued a removal (RemoveTimer,
-// Scheduler.Cancel), which is never urgent: it only has to reach the owner
-// within about lazyWait (or one tick, if longer). If the owner sleeps for
-// longer (eager), the first removal of that sleep nudges it awake (one
-// send, never waiting); the sleep after that is capped at lazyWait and
-// not eager, so a steady stream of removals wakes the owner about twice
-// per lazyWait, not once per removal.
-func (d *driver[T]) removed() {
-	if d.eager.Load() && d.eager.CompareAndSwap(true, false) {
-		select {
-		case d.nudge <- struct{}{}:
-		default:
-		}
-	}
-}
-
 // urgent reports whether a timer newly due at tick want (from
 // callerDeadline) needs the owner before its next unprompted wake-up.
 // Relative deadlines (WithTicker) always do: they count from the tick the
@@ -157,6 +140,14 @@ func (d *driver[T]) removed() {
 func (d *driver[T]) urgent(want int64) bool {
 	return want <= relativeTop || want < d.pickup.Load()
 }
+
+// removalUrgent reports whether a removal (RemoveTimer, Scheduler.Cancel)
+// needs the owner before its next unprompted wake-up: only if that is more
+// than lazyWait away. Having taken a removal, the owner sleeps no longer
+// than lazyWait, so a steady stream of removals wakes it about once per
+// lazyWait, not once per removal. Read with the shard locked, after the
+// append, like pickup.
+func (d *driver[T]) removalUrgent() bool { return d.longSleep.Load() }
 
 // resolve turns a deadline from callerDeadline into an absolute tick. Owner
 // only.
@@ -191,40 +182,28 @@ func validDelay(delay time.Duration) error {
 	return nil
 }
 
-// send queues c for the owner. It waits while the buffer is full and returns
-// ErrClosed once Stop has been called.
-func (d *driver[T]) send(c cmd[T]) error {
+// call runs fn on the owner goroutine and returns once it has run. It
+// waits while the command buffer is full, and returns ErrClosed if the
+// wheel is stopped before fn runs.
+func (d *driver[T]) call(fn func()) error {
 	if d.stopped.Load() {
 		return ErrClosed
 	}
+	c := cmd{fn: fn, done: make(chan struct{})}
 	select {
 	case d.cmds <- c:
-		return nil
-	default:
-	}
-	select {
-	case d.cmds <- c:
-		return nil
 	case <-d.done:
 		return ErrClosed
 	}
-}
-
-// call sends c and waits until the owner has applied it.
-func (d *driver[T]) call(c cmd[T]) (*result[T], error) {
-	c.res = &result[T]{done: make(chan struct{})}
-	if err := d.send(c); err != nil {
-		return nil, err
-	}
 	select {
-	case <-c.res.done:
-		return c.res, nil
+	case <-c.done:
+		return nil
 	case <-d.done:
 		select {
-		case <-c.res.done:
-			return c.res, nil
+		case <-c.done:
+			return nil
 		default:
-			return nil, ErrClosed
+			return ErrClosed
 		}
 	}
 }
@@ -358,147 +337,202 @@ func (d *driver[T]) run(l layer[T]) {
 	returned = true
 }
 
-// loop is the body of run; it returns when Stop is called.
+// loop is the body of run: wait for work, take it, fire what is due. It
+// returns when Stop is called.
 func (d *driver[T]) loop(l layer[T]) {
-	var (
-		sleep *time.Timer
-		wake  <-chan time.Time
-		armed = int64(never)         // tick sleep is set for
-		batch = make([]cmd[T], 0, 4) // only Len and Drain send commands
-		// busy: advance has more work for ticks already passed. It starts
-		// true so that an owner taking over after a Goexit first finishes
-		// what its predecessor left: the rest of a slice, the callbacks
-		// of timers already fired.
-		busy   = true
-		nudged bool // a removal is waiting (see removed)
-		ticks  = d.cfg.ticks
-	)
-	if ticks == nil {
-		sleep = time.NewTimer(time.Hour)
-		sleep.Stop()
-		wake = sleep.C
-		defer sleep.Stop()
-	}
+	a := newAlarm(d.cfg.ticks)
+	defer a.close()
+	// busy: fireDue has more work for ticks already passed. It starts true
+	// so that an owner taking over after a Goexit first finishes what its
+	// predecessor left: the rest of a slice, the callbacks of timers
+	// already fired.
+	busy := true
 	for {
 		d.loops.Add(1)
-		// Serve whatever is queued first. While a backlog is pending
-		// (busy), go on with it after that. Otherwise wait: commands already
-		// queued are taken before a tick is looked for, because under
-		// WithTicker they were made before the tick was received and count
-		// from before it; a command that arrives after the tick is applied
-		// after it (below), so it counts from the tick and is never early.
-		select {
-		case <-d.stop:
-			// Timers fired before a Goexit in an inline callback have left
-			// the index; run them rather than drop them.
+		if !d.wait(l, &a, busy) {
+			// Timers fired before a Goexit in an inline callback have
+			// left the index; run them rather than drop them.
 			l.flush()
 			return
-		case c := <-d.cmds:
-			batch = append(batch, c)
-		case <-d.ready:
-		case <-d.nudge:
-			nudged = true
-		default:
-			if busy {
-				break
-			}
-			// Publish when the owner will wake unprompted, then look at
-			// every batch once more: work added before this look is found
-			// by it, and work added after it is signalled if it cannot wait
-			// for that wake-up (see urgent). Work found may be due sooner;
-			// then publish again. Callers that keep adding work do not keep
-			// the owner awake: only work due before the published wake-up
-			// does, and that is signalled anyway.
-			//
-			// A sleep longer than lazyWait makes the first removal nudge
-			// the owner awake; the sleep after a nudge is cut to lazyWait
-			// and removals do not nudge it (see removed).
-			// Under WithTicker the owner wakes for every tick, so a removal
-			// waits for the next one; a closed ticker never wakes it, so
-			// every removal nudges.
-			nowTick := d.nowTick
-			next := d.w.nextVisit()
-			frozen := sleep == nil && ticks == nil
-			if nudged && !frozen {
-				next = min(next, nowTick+d.lazyTicks)
-			}
-			nudged = false
-			for {
-				d.pickup.Store(next)
-				d.eager.Store(frozen || sleep != nil && next-nowTick > d.lazyTicks)
-				if !d.takeAll(l) {
-					break
-				}
-				if n := d.w.nextVisit(); n < next {
-					next = n
-					continue
-				}
-				break
-			}
-			if sleep != nil {
-				if next < armed {
-					// Measured from the clock, not from nowNs: callbacks
-					// (WithInline, Scheduler) may have run since it was read.
-					armed = next
-					sleep.Reset(time.Until(d.origin.Add(time.Duration(mulSat(next, d.interval)))))
-				}
-			}
-			select {
-			case <-d.stop:
-				return
-			case c := <-d.cmds:
-				batch = append(batch, c)
-			case <-d.ready:
-			case <-d.nudge:
-				nudged = true
-			case <-wake:
-				armed = never
-			case _, ok := <-ticks:
-				if !ok {
-					ticks = nil // a closed ticker freezes the wheel
-					break
-				}
-				d.ticks.Add(1)
-			}
 		}
-		// Take what else is queued, in batches, until the queue is empty or
-		// a buffer's worth has been served: between slices of a backlog,
-		// callers waiting on a full buffer get through at once. Every
-		// command in a batch was sent before the clock is read for it, so
-		// deadlines measured from that reading are never early.
-		for served := 0; ; {
-		more:
-			for len(batch) < cap(batch) {
-				select {
-				case c := <-d.cmds:
-					batch = append(batch, c)
-				case <-d.ready:
-				default:
-					break more
-				}
-			}
-			d.readClock()
-			d.takeAll(l) // before the commands: Scheduler.Len counts every batch
-			for i := range batch {
-				l.apply(&batch[i])
-				batch[i] = cmd[T]{} // release what the command referenced
-			}
-			served += len(batch)
-			full := len(batch) == cap(batch)
-			batch = batch[:0]
-			if !full || served >= max(cap(d.cmds), cap(batch)) {
-				break
-			}
-		}
-		if hook := d.beforeAdvance.Load(); hook != nil {
-			(*hook)()
-		}
-		d.startSlice()
-		busy = d.w.advance(d.nowTick, d.cfg.budget, l.fire)
-		d.endSlice()
-		l.flush()
-		d.publish()
+		d.takeWork(l)
+		busy = d.fireDue(l)
 	}
+}
+
+// alarm is what wakes a sleeping owner on time: a time.Timer, or under
+// WithTicker the ticker's channel. Owner only.
+type alarm struct {
+	timer *time.Timer      // nil under WithTicker
+	armed int64            // the tick timer is set for, or never
+	ticks <-chan time.Time // WithTicker's channel; nil once it is closed
+}
+
+func newAlarm(ticks <-chan time.Time) alarm {
+	a := alarm{armed: never, ticks: ticks}
+	if ticks == nil {
+		a.timer = time.NewTimer(time.Hour)
+		a.timer.Stop()
+	}
+	return a
+}
+
+func (a *alarm) close() {
+	if a.timer != nil {
+		a.timer.Stop()
+	}
+}
+
+// c returns the channel that delivers the alarm, or nil under WithTicker.
+func (a *alarm) c() <-chan time.Time {
+	if a.timer == nil {
+		return nil
+	}
+	return a.timer.C
+}
+
+// frozen reports whether nothing wakes the owner on time any more: under
+// WithTicker, once the ticker is closed.
+func (a *alarm) frozen() bool { return a.timer == nil && a.ticks == nil }
+
+// wait returns when the owner has something to do, and false once Stop
+// has been called. It returns at once if a command or a signal is queued,
+// or if the owner is busy with a backlog. Otherwise it publishes when the
+// owner will wake unprompted (sleepUntil) and blocks until a command, a
+// signal, the alarm or a tick. Commands received are kept in d.batch.
+//
+// Under WithTicker, commands already queued are taken before a tick is
+// looked for: they were made before the tick was received and count from
+// before it; a command that arrives after the tick is applied after it,
+// so it counts from the tick and is never early.
+func (d *driver[T]) wait(l layer[T], a *alarm, busy bool) bool {
+	select {
+	case <-d.stop:
+		return false
+	case c := <-d.cmds:
+		d.batch = append(d.batch, c)
+		return true
+	case <-d.ready:
+		return true
+	default:
+	}
+	if busy {
+		return true
+	}
+	next := d.sleepUntil(l, a)
+	if a.timer != nil && next < a.armed {
+		// Measured from the clock, not from nowNs: callbacks (WithInline,
+		// Scheduler) may have run since it was read.
+		a.armed = next
+		a.timer.Reset(time.Until(d.origin.Add(time.Duration(mulSat(next, d.interval)))))
+	}
+	select {
+	case <-d.stop:
+		return false
+	case c := <-d.cmds:
+		d.batch = append(d.batch, c)
+	case <-d.ready:
+	case <-a.c():
+		a.armed = never
+	case _, ok := <-a.ticks:
+		if !ok {
+			a.ticks = nil // a closed ticker freezes the wheel
+			break
+		}
+		d.ticks.Add(1)
+	}
+	return true
+}
+
+// sleepUntil publishes the tick the owner will wake at unprompted (pickup)
+// and whether that is more than lazyWait away (longSleep), then takes
+// every shard's list once more: work added before this look is found by
+// it, and work added after it is signalled if it cannot wait for that
+// wake-up. Work found may be due sooner; then it publishes again. Callers
+// that keep adding work do not keep the owner awake: only work due before
+// the published wake-up does, and that is signalled anyway. It returns
+// the tick to wake at.
+//
+// After taking a removal the owner sleeps no longer than lazyWait, so that
+// later removals need no signal (see removalUrgent). Under WithTicker the
+// owner wakes for every tick, so removals wait for the next one; a closed
+// ticker never wakes it, so every removal signals.
+func (d *driver[T]) sleepUntil(l layer[T], a *alarm) int64 {
+	frozen := a.frozen()
+	next := d.sleepTarget(frozen)
+	for {
+		d.pickup.Store(next)
+		d.longSleep.Store(frozen || a.timer != nil && next-d.nowTick > d.lazyTicks)
+		if !d.takeAll(l) {
+			break
+		}
+		n := d.sleepTarget(frozen)
+		if n >= next {
+			break
+		}
+		next = n
+	}
+	d.tookRemoval = false
+	return next
+}
+
+// sleepTarget is the tick the owner should wake at: the wheel's next
+// visit, or sooner after taking a removal.
+func (d *driver[T]) sleepTarget(frozen bool) int64 {
+	next := d.w.nextVisit()
+	if d.tookRemoval && !frozen {
+		next = min(next, d.nowTick+d.lazyTicks)
+	}
+	return next
+}
+
+// takeWork reads the clock and takes what is queued: every shard's list,
+// then the commands, in batches until the command channel is empty or a
+// buffer's worth has been served, so that between slices of a backlog
+// callers waiting on a full buffer get through at once. Every command in
+// a batch was sent before the clock is read for it, so deadlines measured
+// from that reading are never early.
+func (d *driver[T]) takeWork(l layer[T]) {
+	for served := 0; ; {
+	more:
+		for len(d.batch) < cap(d.batch) {
+			select {
+			case c := <-d.cmds:
+				d.batch = append(d.batch, c)
+			case <-d.ready:
+			default:
+				break more
+			}
+		}
+		d.readClock()
+		d.takeAll(l) // before the commands: Scheduler.Len counts every list
+		for i, c := range d.batch {
+			c.fn()
+			close(c.done)
+			d.batch[i] = cmd{} // release what the command referenced
+		}
+		served += len(d.batch)
+		full := len(d.batch) == cap(d.batch)
+		d.batch = d.batch[:0]
+		if !full || served >= max(cap(d.cmds), cap(d.batch)) {
+			return
+		}
+	}
+}
+
+// fireDue advances the wheel to the current tick by one slice of at most
+// WithBatch timers, hands the fired ones to their callbacks and publishes
+// the counters. It reports whether work for ticks already passed remains.
+func (d *driver[T]) fireDue(l layer[T]) (busy bool) {
+	if hook := d.beforeAdvance.Load(); hook != nil {
+		(*hook)()
+	}
+	d.startSlice()
+	busy = d.w.advance(d.nowTick, d.cfg.budget, l.fire)
+	d.endSlice()
+	l.flush()
+	d.publish()
+	return busy
 }
 
 // takeAll has l take every shard's batch, signalled or not, and reports

@@ -13,19 +13,12 @@ import (
 // The owner takes every shard's list each time it wakes and once more
 // before it goes to sleep, so most work needs no signal: a timer due no
 // earlier than the owner's next wake-up (driver.pickup) is placed in time
-// anyway. A caller signals only for urgent work (due before that wake-up;
-// see driver.urgent) or when the list has grown to lazyBatch items, which
-// bounds the memory a list holds. Removals are never urgent: while the
-// owner sleeps long, the first one nudges it instead (driver.removed).
-//
-// Signalling is a send on the driver's ready channel, which has room for
-// one token and is sent to without waiting: a token already there wakes
-// the owner anyway, and every wake-up takes every shard's list. signalled
-// only saves the channel operation for the second and later urgent items
-// between two takes.
+// anyway. A caller signals (driver.signal) only for urgent work: a timer
+// due before that wake-up (driver.urgent), a removal while the owner
+// sleeps longer than lazyWait (driver.removalUrgent), or any work once the
+// list holds lazyBatch items, which bounds the memory a list holds.
 type handoff[E any] struct {
-	items     []E
-	signalled bool
+	items []E
 }
 
 // lazyBatch is the list length at which work that is not urgent is
@@ -39,20 +32,14 @@ func (h *handoff[E]) addLocked(e E, urgent bool) (notify bool) {
 }
 
 // wantLocked reports whether the caller must signal the owner for work just
-// added, or already in the list and now urgent; if so, the shard counts as
-// signalled until the owner takes the list.
+// added, or already in the list and now urgent.
 func (h *handoff[E]) wantLocked(urgent bool) bool {
-	if h.signalled || !urgent && len(h.items) < lazyBatch {
-		return false
-	}
-	h.signalled = true
-	return true
+	return urgent || len(h.items) >= lazyBatch
 }
 
 // takeLocked returns the list and replaces it with spare, which the owner
 // got back from recycle; an empty list is left in place and nil returned.
 func (h *handoff[E]) takeLocked(spare []E) []E {
-	h.signalled = false
 	if len(h.items) == 0 {
 		return nil
 	}

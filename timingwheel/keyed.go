@@ -194,14 +194,11 @@ func (tw *TimingWheel[K, V]) RemoveTimer(key K) error {
 	if n != nil {
 		n.Value.want.Store(dead)
 		n.Value.value = *new(V)
-		notify = sh.enqueueLocked(n, false)
+		notify = sh.enqueueLocked(n, k.d.removalUrgent())
 	}
 	sh.mu.Unlock()
 	if notify {
 		k.d.signal()
-	}
-	if n != nil {
-		k.d.removed()
 	}
 	return nil
 }
@@ -302,7 +299,7 @@ func (tw *TimingWheel[K, V]) Drain(fn func(key K, value V)) error {
 		return argError("nil Drain func")
 	}
 	var items []dueItem[K, V]
-	if _, err := tw.k.d.call(cmd[entry[K, V]]{op: opRun, fn: func() { items = tw.k.drain() }}); err != nil {
+	if err := tw.k.d.call(func() { items = tw.k.drain() }); err != nil {
 		return err
 	}
 	for i, it := range items {
@@ -492,6 +489,7 @@ func (k *keyed[K, V]) take(i int) bool {
 	for _, n := range batch {
 		switch want := k.resolve(n); {
 		case want == dead:
+			k.d.tookRemoval = true
 			// A removal is counted once: here if the timer was linked or
 			// never was (when is 0), by fire if it met the timer first;
 			// a fired timer is not a removal.
@@ -504,14 +502,6 @@ func (k *keyed[K, V]) take(i int) bool {
 	}
 	k.spare = recycle(batch)
 	return true
-}
-
-// apply runs on the owner goroutine; the keyed layer only sends opRun.
-func (k *keyed[K, V]) apply(c *cmd[entry[K, V]]) {
-	if c.op == opRun {
-		c.fn()
-		close(c.res.done)
-	}
 }
 
 // fire runs on the owner goroutine for each timer whose linked deadline has

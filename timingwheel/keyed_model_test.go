@@ -10,7 +10,7 @@ import (
 )
 
 // checkKeyed verifies the keyed layer's invariants on the owner goroutine
-// (through an opRun command, so nothing races with it): every indexed timer
+// (through driver.call, so nothing races with it): every indexed timer
 // is live, sits in the shard its key hashes to, and, unless its shard has
 // changes still queued for the owner, is linked in the wheel no later than
 // it wants to fire; every linked timer is indexed or is a removed one
@@ -20,7 +20,7 @@ func checkKeyed[K comparable, V any](t *testing.T, tw *TimingWheel[K, V]) {
 	k := tw.k
 	var errs []string
 	fail := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
-	_, err := k.d.call(cmd[entry[K, V]]{op: opRun, fn: func() {
+	err := k.d.call(func() {
 		w := k.d.w
 		indexed := map[*node[K, V]]bool{}
 		for i := range k.shards.len() {
@@ -29,7 +29,7 @@ func checkKeyed[K comparable, V any](t *testing.T, tw *TimingWheel[K, V]) {
 				continue
 			}
 			sh.mu.Lock()
-			quiet := len(sh.pending.items) == 0 && !sh.pending.signalled
+			quiet := len(sh.pending.items) == 0
 			sh.tab.All(func(n *node[K, V]) bool {
 				indexed[n] = true
 				want := n.Value.want.Load()
@@ -62,7 +62,7 @@ func checkKeyed[K comparable, V any](t *testing.T, tw *TimingWheel[K, V]) {
 		if linked != w.count {
 			fail("wheel counts %d timers, %d are linked", w.count, linked)
 		}
-	}})
+	})
 	if err != nil {
 		t.Fatalf("checkKeyed: %v", err)
 	}

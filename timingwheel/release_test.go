@@ -129,7 +129,7 @@ func TestRemovalsSignalAtBatchSize(t *testing.T) {
 		}
 		// Have the owner place every new timer, so that shard 0's list
 		// holds only what follows.
-		if _, err := tw.k.d.call(cmd[entry[*payload, *payload]]{op: opRun, fn: func() {}}); err != nil {
+		if err := tw.k.d.call(func() {}); err != nil {
 			t.Fatal(err)
 		}
 		synctest.Wait()
@@ -234,4 +234,43 @@ func removeQuietly(t *testing.T, tw *TimingWheel[*payload, *payload], key *paylo
 	if wakes := tw.k.d.loops.Load() - before; wakes != 0 {
 		t.Errorf("a removal that can wait woke the owner %d times", wakes)
 	}
+}
+
+// TestRemovalStreamWakesOwnerRarely: while the owner sleeps long, the first
+// removal wakes it, and having taken a removal it sleeps no longer than
+// lazyWait, so a steady stream of removals costs about one wake-up per
+// lazyWait, not one per removal. Every removed key is still released
+// within lazyWait.
+func TestRemovalStreamWakesOwnerRarely(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tw, err := New(iv, 8, func(k, v *payload) {})
+		must(t, err)
+		defer tw.Stop()
+		const n = 1000
+		const every = 10 * time.Millisecond // n removals over 10 lazyWaits
+		keys := make([]weak.Pointer[payload], n)
+		for i := range keys {
+			keys[i], _ = armWeak(t, tw, time.Hour)
+		}
+		tw.Len()
+		synctest.Wait() // the owner sleeps until the hour is up
+		before := tw.k.d.loops.Load()
+		for _, k := range keys {
+			must(t, tw.RemoveTimer(k.Value()))
+			time.Sleep(every)
+		}
+		time.Sleep(lazyWait + iv)
+		synctest.Wait()
+		wakes := tw.k.d.loops.Load() - before
+		if limit := uint64(n*every/lazyWait) + 3; wakes > limit {
+			t.Errorf("owner woke %d times for %d removals over %v, want at most %d", wakes, n, n*every, limit)
+		}
+		runtime.GC()
+		runtime.GC()
+		for i, k := range keys {
+			if k.Value() != nil {
+				t.Fatalf("key %d still reachable %v after the last removal", i, lazyWait+iv)
+			}
+		}
+	})
 }

@@ -142,17 +142,12 @@ func (s *Scheduler[T]) Cancel(t *Timer[T]) error {
 	if t == nil {
 		return argError("nil timer")
 	}
-	if err := s.queue(change[T]{t, dead}); err != nil {
-		return err
-	}
-	s.d.removed()
-	return nil
+	return s.queue(change[T]{t, dead})
 }
 
 // queue appends c to its Timer's shard and tells the owner if c is urgent
-// (see handoff) and the shard has not signalled yet. Urgency is decided
-// with the shard locked, after the append, as the owner's pickup protocol
-// requires. It never waits.
+// (see handoff). Urgency is decided with the shard locked, after the
+// append, as the owner protocol requires (see driver). It never waits.
 func (s *Scheduler[T]) queue(c change[T]) error {
 	if s.d.stopped.Load() {
 		return ErrClosed
@@ -162,9 +157,12 @@ func (s *Scheduler[T]) queue(c change[T]) error {
 	}
 	sh := s.shards.open(s.shardOf(c.timer))
 	sh.mu.Lock()
-	notify := sh.pending.addLocked(c, c.when != dead && s.d.urgent(c.when))
+	var notify bool
 	if c.when == dead {
+		notify = sh.pending.addLocked(c, s.d.removalUrgent())
 		sh.cancels.Add(1)
+	} else {
+		notify = sh.pending.addLocked(c, s.d.urgent(c.when))
 	}
 	sh.mu.Unlock()
 	if notify {
@@ -197,11 +195,13 @@ func (s *Scheduler[T]) take(i int) bool {
 // Len returns the number of scheduled Timers, counting every command queued
 // before the call. It returns 0 after Stop.
 func (s *Scheduler[T]) Len() int {
-	res, err := s.d.call(cmd[T]{op: opLen})
-	if err != nil {
+	n := 0
+	// The owner takes every shard's list before it runs a command, so
+	// the count includes what was queued before the call.
+	if err := s.d.call(func() { n = s.d.w.count }); err != nil {
 		return 0
 	}
-	return res.n
+	return n
 }
 
 // Stop stops the Scheduler and returns once its owner goroutine has
@@ -227,20 +227,13 @@ func (s *Scheduler[T]) Shutdown(ctx context.Context) error {
 	}
 }
 
-// apply answers Len, the only command a Scheduler sends. The driver took
-// every shard's batch after receiving it, so the count includes what was
-// queued before the call.
-func (s *Scheduler[T]) apply(c *cmd[T]) {
-	c.res.n = s.d.w.count
-	close(c.res.done)
-}
-
 // applyChange applies one queued Schedule or Cancel. Owner only.
 func (s *Scheduler[T]) applyChange(c *change[T]) {
 	if c.when != dead {
 		s.d.w.schedule(c.timer, s.d.resolve(c.when))
 		return
 	}
+	s.d.tookRemoval = true
 	// The Timer being fired is unlinked already: the first Cancel of it
 	// counts as the removal of its firing. A Cancel of it once it has been
 	// scheduled again counts when it unlinks it, as for any Timer.

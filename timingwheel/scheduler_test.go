@@ -384,3 +384,35 @@ func TestScheduleAt(t *testing.T) {
 		}
 	})
 }
+
+// TestCancelStreamWakesOwnerRarely: as TestRemovalStreamWakesOwnerRarely,
+// for Scheduler.Cancel: a steady stream of Cancels of far Timers wakes the
+// owner about once per lazyWait, and every cancelled Timer is unlinked
+// within lazyWait.
+func TestCancelStreamWakesOwnerRarely(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newSchedRecorder(t, 8)
+		const n = 1000
+		const every = 10 * time.Millisecond // n Cancels over 10 lazyWaits
+		timers := make([]Timer[string], n)
+		for i := range timers {
+			must(t, r.s.Schedule(&timers[i], time.Hour))
+		}
+		r.s.Len()
+		synctest.Wait() // the owner sleeps until the hour is up
+		before := r.s.d.loops.Load()
+		for i := range timers {
+			must(t, r.s.Cancel(&timers[i]))
+			time.Sleep(every)
+		}
+		time.Sleep(lazyWait + iv)
+		synctest.Wait()
+		wakes := r.s.d.loops.Load() - before
+		if limit := uint64(n*every/lazyWait) + 3; wakes > limit {
+			t.Errorf("owner woke %d times for %d Cancels over %v, want at most %d", wakes, n, n*every, limit)
+		}
+		if got := r.s.Stats().Pending; got != 0 {
+			t.Errorf("Pending = %d %v after the last Cancel, want 0", got, lazyWait+iv)
+		}
+	})
+}
