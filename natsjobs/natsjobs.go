@@ -315,6 +315,11 @@ func workerConfig(q string, cfg Config, r jobs.Retry) jetstream.ConsumerConfig {
 		AckPolicy:     jetstream.AckExplicitPolicy,
 		AckWait:       cfg.AckWait,
 		MaxDeliver:    r.Attempts,
+		// No cap on unacknowledged deliveries: those a worker holds in
+		// its wheel until due count too, and the server's default (1000)
+		// kept a burst of early ones on the server past their time. A
+		// worker still takes due jobs only as its runners free up.
+		MaxAckPending: -1,
 		Replicas:      cfg.Replicas,
 	}
 }
