@@ -143,3 +143,14 @@ func TestHeldDeliveriesNotCapped(t *testing.T) {
 		t.Errorf("Stats = %+v, want all %d held by the worker", st, n)
 	}
 }
+
+// Work stopped by its ctx while it still sets up its consumer returns nil,
+// as any stop does, not the setup's cancelled request.
+func TestWorkCancelledDuringSetup(t *testing.T) {
+	c := open(t, Config{})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := c.Work(ctx, "q", func(context.Context, Run) error { return nil }, WorkOptions{}); err != nil {
+		t.Errorf("Work with a cancelled ctx: %v, want nil", err)
+	}
+}
