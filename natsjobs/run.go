@@ -15,15 +15,13 @@ import (
 	"github.com/ttlkit/ttlkit/jobs"
 )
 
-// run runs one delivery and reports its outcome to the server. It returns
-// false when the outcome is still to be confirmed (by confirm, which then
-// finishes the delivery), true when the delivery is finished.
-func (w *worker) run(d *delivery) bool {
+// run runs one delivery and reports its outcome to the server.
+func (w *worker) run(d *delivery) {
 	m := d.msg
 	meta, err := m.Metadata()
 	if err != nil {
 		m.Term() // not a JetStream delivery: cannot happen on this consumer
-		return true
+		return
 	}
 	hdr := m.Headers()
 	prior, _ := strconv.Atoi(hdr.Get(hdrAttempts))
@@ -52,7 +50,7 @@ func (w *worker) run(d *delivery) bool {
 		if w.bury(ctx, r.job(), seq, r.Attempt-1, ev.Err) == nil && m.DoubleAck(ctx) == nil {
 			hook(w.opts.Hooks.OnFinish, ev)
 		}
-		return true
+		return
 	}
 
 	hook(w.opts.Hooks.OnStart, ev)
@@ -62,8 +60,7 @@ func (w *worker) run(d *delivery) bool {
 	switch {
 	case ev.Err == nil:
 		ev.Outcome = jobs.Succeeded
-		w.confirm(d, ev)
-		return false
+		confirmed = m.DoubleAck(ctx)
 	case !retryable(&w.opts.Retry, ev.Err) || r.Attempt >= w.opts.Retry.Attempts:
 		ev.Outcome = jobs.Failed
 		if gone, err := w.withdrawn(ctx, seq); err != nil {
@@ -83,7 +80,6 @@ func (w *worker) run(d *delivery) bool {
 	if confirmed == nil {
 		hook(w.opts.Hooks.OnFinish, ev)
 	}
-	return true
 }
 
 // call runs the handler and turns a panic into an error. (The keeper,

@@ -50,10 +50,7 @@ type WorkOptions struct {
 	// meanwhile (neither retried nor dead-lettered). A run whose outcome
 	// was lost with the connection is not reported: it will be delivered
 	// again. Event.Name is empty; OnSkip and OnCancel
-	// are not used. OnStart runs on the goroutine that runs the job;
-	// OnFinish of a success runs on a goroutine of its own, which waits for
-	// the server's confirmation while the runner starts the next job, and
-	// other outcomes' OnFinish on the goroutine that ran the job.
+	// are not used. Hooks run on the worker goroutine that ran the job.
 	Hooks jobs.Hooks
 	// DeadLetter, if set, is called once per job stored in the dead
 	// letters, by the worker that stored it (for a crash-looping job,
@@ -115,7 +112,7 @@ func (c *Client) Work(ctx context.Context, queue string, fn Func, opts WorkOptio
 	c.mu.Unlock()
 	defer c.works.Done()
 
-	w := &worker{c: c, queue: queue, fn: fn, ctx: context.WithoutCancel(ctx), opts: opts, stopping: make(chan struct{}), runs: make(chan *delivery), confirming: make(chan struct{}, 4*opts.Concurrency), live: map[*delivery]bool{}}
+	w := &worker{c: c, queue: queue, fn: fn, ctx: context.WithoutCancel(ctx), opts: opts, stopping: make(chan struct{}), runs: make(chan *delivery), live: map[*delivery]bool{}}
 	if err := w.setup(ctx); err != nil {
 		if ctx.Err() != nil {
 			return nil // stopped before it started: nothing was taken
@@ -139,9 +136,7 @@ type worker struct {
 
 	stopping chan struct{} // closed when Work stops taking jobs
 	runs     chan *delivery
-	wg       sync.WaitGroup // runners, hand-over and confirm goroutines
-	// confirming bounds the successes awaiting the server's confirmation.
-	confirming chan struct{}
+	wg       sync.WaitGroup // runners and hand-over goroutines
 
 	mu sync.Mutex
 	// live holds every delivery received and not finished, true while it
@@ -324,36 +319,13 @@ func (w *worker) handOver(d *delivery) {
 	}
 }
 
-// confirm acknowledges the success of d and waits for the server's
-// confirmation on a goroutine of its own, so that the runner is free for
-// the next job meanwhile (it would otherwise wait out the server's busy
-// moments, such as a burst of schedules falling due, while due jobs queue
-// behind it). It blocks while 4 × Concurrency confirmations are pending.
-// Once confirmed, OnFinish runs; either way d is finished.
-func (w *worker) confirm(d *delivery, ev jobs.Event) {
-	w.confirming <- struct{}{}
-	w.wg.Add(1)
-	go func() {
-		defer w.wg.Done()
-		ctx, cancel := context.WithTimeout(w.ctx, w.c.cfg.Timeout)
-		err := d.msg.DoubleAck(ctx)
-		cancel()
-		<-w.confirming
-		if err == nil {
-			hook(w.opts.Hooks.OnFinish, ev)
-		}
-		w.done(d)
-	}()
-}
-
 func (w *worker) runner() {
 	defer w.wg.Done()
 	for {
 		select {
 		case d := <-w.runs:
-			if w.run(d) {
-				w.done(d)
-			}
+			w.run(d)
+			w.done(d)
 		case <-w.stopping:
 			return
 		}
