@@ -37,22 +37,52 @@ func (c *Client) EnqueueBatch(ctx context.Context, at time.Time, batch ...Job) e
 		return err
 	}
 	if later {
-		// Withdraw the ready copies first, as EnqueueAt does.
-		if err := c.purgeMany(ctx, batch); err != nil {
-			return err
+		for i, m := range msgs {
+			expectNoReady(m, batch[i])
 		}
 	}
+	refused, err := c.publishAll(ctx, msgs)
+	if err != nil || len(refused) == 0 {
+		return err
+	}
+	// Some IDs had a ready message: withdraw those, as EnqueueAt does,
+	// then store their schedules unconditionally.
+	again := make([]Job, len(refused))
+	for k, i := range refused {
+		again[k] = batch[i]
+		msgs[k] = msgs[i]
+		delete(msgs[k].Header, jetstream.ExpectedLastSubjSeqHeader)
+		delete(msgs[k].Header, jetstream.ExpectedLastSubjSeqSubjHeader)
+	}
+	if err := c.purgeMany(ctx, again); err != nil {
+		return err
+	}
+	_, err = c.publishAll(ctx, msgs[:len(refused)])
+	return err
+}
+
+// publishAll stores msgs with up to batchWindow requests in flight. It
+// returns the indexes of the messages refused because of expectNoReady,
+// and the first other error.
+func (c *Client) publishAll(ctx context.Context, msgs []*nats.Msg) (refused []int, err error) {
 	futures := make([]jetstream.PubAckFuture, 0, batchWindow)
+	sent := 0 // index in msgs of futures[0]
 	// Each window of requests, not the whole batch, gets Config.Timeout.
 	flush := func() error {
-		defer func() { futures = futures[:0] }()
+		defer func() {
+			sent += len(futures)
+			futures = futures[:0]
+		}()
 		ctx, cancel := c.timeout(ctx)
 		defer cancel()
-		for _, f := range futures {
+		for k, f := range futures {
 			select {
 			case <-f.Ok():
 			case err := <-f.Err():
-				return c.apiErr("enqueue batch", err)
+				if !hasReady(err) {
+					return c.apiErr("enqueue batch", err)
+				}
+				refused = append(refused, sent+k)
 			case <-ctx.Done():
 				return c.apiErr("enqueue batch", ctx.Err())
 			}
@@ -62,15 +92,18 @@ func (c *Client) EnqueueBatch(ctx context.Context, at time.Time, batch ...Job) e
 	for _, m := range msgs {
 		f, err := c.js.PublishMsgAsync(m)
 		if err != nil {
-			return c.apiErr("enqueue batch", err)
+			return nil, c.apiErr("enqueue batch", err)
 		}
 		if futures = append(futures, f); len(futures) == batchWindow {
 			if err := flush(); err != nil {
-				return err
+				return nil, err
 			}
 		}
 	}
-	return flush()
+	if err := flush(); err != nil {
+		return nil, err
+	}
+	return refused, nil
 }
 
 // purgeMany purges the ready subject of every job, pipelined: requests go

@@ -26,6 +26,9 @@ func TestMain(m *testing.M) {
 	if url := os.Getenv("NATSJOBS_CHILD_URL"); url != "" {
 		os.Exit(childWorker(url))
 	}
+	if os.Getenv("NATSJOBS_CHILD_SERVER") != "" {
+		os.Exit(serveChild()) // bench_test.go
+	}
 	os.Exit(m.Run())
 }
 

@@ -1,8 +1,10 @@
 package natsjobs
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -96,11 +98,40 @@ func (c *Client) enqueue(ctx context.Context, j Job, t time.Time) error {
 	if err := c.ready(); err != nil {
 		return err
 	}
-	if later {
-		if _, err := c.purge(ctx, j.Queue, readySubject(j.Queue, j.ID)); err != nil {
-			return err
-		}
+	if !later {
+		return c.publish(ctx, msg, "enqueue "+j.ID)
 	}
+	expectNoReady(msg, j)
+	err = c.publish(ctx, msg, "enqueue "+j.ID)
+	if !hasReady(err) {
+		return err
+	}
+	return c.replaceReady(ctx, msg, j)
+}
+
+// expectNoReady makes the schedule msg of j conditional: the server stores
+// it only if the ID has no ready message, in the same step, so that the
+// common case (a new ID) costs one request. The server strips these
+// headers from the message the schedule later produces.
+func expectNoReady(msg *nats.Msg, j Job) {
+	msg.Header[jetstream.ExpectedLastSubjSeqHeader] = []string{"0"}
+	msg.Header[jetstream.ExpectedLastSubjSeqSubjHeader] = []string{readySubject(j.Queue, j.ID)}
+}
+
+// hasReady reports whether a publish made conditional by expectNoReady
+// was refused because the ID has a ready message.
+func hasReady(err error) bool {
+	return errIs(err, jetstream.JSErrCodeStreamWrongLastSequence) || errIs(err, jetstream.JSErrCodeStreamWrongLastSequenceConstant)
+}
+
+// replaceReady withdraws j's ready message, then stores its schedule msg
+// (refused by expectNoReady) unconditionally.
+func (c *Client) replaceReady(ctx context.Context, msg *nats.Msg, j Job) error {
+	if _, err := c.purge(ctx, j.Queue, readySubject(j.Queue, j.ID)); err != nil {
+		return err
+	}
+	delete(msg.Header, jetstream.ExpectedLastSubjSeqHeader)
+	delete(msg.Header, jetstream.ExpectedLastSubjSeqSubjHeader)
 	return c.publish(ctx, msg, "enqueue "+j.ID)
 }
 
@@ -111,21 +142,23 @@ func (c *Client) prepare(j Job, t time.Time, attempts int) (msg *nats.Msg, later
 	if msg, err = c.jobMsg(j); err != nil {
 		return nil, false, err
 	}
+	// The keys are in canonical form already: set them directly rather
+	// than through Header.Set, which canonicalizes every key.
 	if attempts > 0 {
-		msg.Header.Set(hdrAttempts, strconv.Itoa(attempts))
+		msg.Header[hdrAttempts] = []string{strconv.Itoa(attempts)}
 	}
 	if !t.IsZero() {
-		msg.Header.Set(hdrDue, strconv.FormatInt(t.UnixNano(), 10))
+		msg.Header[hdrDue] = []string{strconv.FormatInt(t.UnixNano(), 10)}
 	}
 	if t.IsZero() || time.Until(t) <= scheduleLead {
 		msg.Subject = readySubject(j.Queue, j.ID)
-		msg.Header.Set(jetstream.ScheduleNextHeader, "purge")
-		msg.Header.Set(jetstream.SchedulerHeader, schedSubject(j.Queue, j.ID))
+		msg.Header[jetstream.ScheduleNextHeader] = []string{"purge"}
+		msg.Header[jetstream.SchedulerHeader] = []string{schedSubject(j.Queue, j.ID)}
 		return msg, false, nil
 	}
 	msg.Subject = schedSubject(j.Queue, j.ID)
-	msg.Header.Set(jetstream.ScheduleHeader, "@at "+t.Add(-scheduleLead).UTC().Format(time.RFC3339Nano))
-	msg.Header.Set(jetstream.ScheduleTargetHeader, readySubject(j.Queue, j.ID))
+	msg.Header[jetstream.ScheduleHeader] = []string{"@at " + t.Add(-scheduleLead).UTC().Format(time.RFC3339Nano)}
+	msg.Header[jetstream.ScheduleTargetHeader] = []string{readySubject(j.Queue, j.ID)}
 	return msg, true, nil
 }
 
@@ -137,7 +170,8 @@ func (c *Client) jobMsg(j Job) (*nats.Msg, error) {
 	if err := checkID(j.ID); err != nil {
 		return nil, err
 	}
-	msg := &nats.Msg{Data: j.Payload, Header: nats.Header{}}
+	// Room for the headers prepare adds.
+	msg := &nats.Msg{Data: j.Payload, Header: make(nats.Header, len(j.Header)+4)}
 	size := len(j.Payload)
 	for k, v := range j.Header {
 		if k == "" || strings.HasPrefix(k, "Nats-") || strings.HasPrefix(k, "Ttlkit-") {
@@ -168,9 +202,56 @@ func checkID(id string) error {
 	return nil
 }
 
+// publish stores msg in its stream and returns once the server confirmed
+// it (or refused it, or the call timed out).
 func (c *Client) publish(ctx context.Context, msg *nats.Msg, what string, opts ...jetstream.PublishOpt) error {
-	_, err := c.js.PublishMsg(ctx, msg, opts...)
-	return c.apiErr(what, err)
+	if len(opts) > 0 {
+		_, err := c.js.PublishMsg(ctx, msg, opts...)
+		return c.apiErr(what, err)
+	}
+	// The common case, without jetstream.PublishMsg's context wrapping and
+	// reflective decoding of a successful acknowledgement.
+	var resp *nats.Msg
+	var err error
+	if ctx.Done() == nil {
+		resp, err = c.nc.RequestMsg(msg, c.cfg.Timeout) // a pooled timer, no context
+	} else {
+		tctx, cancel := c.timeout(ctx)
+		resp, err = c.nc.RequestMsgWithContext(tctx, msg)
+		cancel()
+	}
+	if errors.Is(err, nats.ErrNoResponders) {
+		// No stream leader (an election in a cluster): jetstream's
+		// publish waits and retries.
+		_, err = c.js.PublishMsg(ctx, msg)
+		return c.apiErr(what, err)
+	}
+	if err != nil {
+		return c.apiErr(what, err)
+	}
+	return c.apiErr(what, pubAckErr(resp.Data))
+}
+
+// pubAckErr returns nil for the server's acknowledgement of a stored
+// message, {"stream":...,"seq":...}, and the server's error otherwise.
+func pubAckErr(data []byte) error {
+	if bytes.HasPrefix(data, []byte(`{"stream":`)) && !bytes.Contains(data, []byte(`"error"`)) {
+		return nil
+	}
+	var ack struct {
+		Stream string              `json:"stream"`
+		Error  *jetstream.APIError `json:"error"`
+	}
+	if err := json.Unmarshal(data, &ack); err != nil {
+		return fmt.Errorf("%w: %q", jetstream.ErrInvalidJSAck, data)
+	}
+	if ack.Error != nil {
+		return ack.Error
+	}
+	if ack.Stream == "" {
+		return fmt.Errorf("%w: %q", jetstream.ErrInvalidJSAck, data)
+	}
+	return nil
 }
 
 // apiErr maps the server's schedule validation errors to ErrInvalid.

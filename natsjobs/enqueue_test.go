@@ -119,6 +119,33 @@ func TestEnqueueSameIDReplaces(t *testing.T) {
 	}
 }
 
+// A later batch mixing IDs that have a ready message with new IDs: the
+// server refuses the conditional schedules of the former, which are
+// withdrawn and stored again, across more than one window.
+func TestEnqueueBatchLaterMixed(t *testing.T) {
+	c := open(t, Config{})
+	ctx := context.Background()
+	const n = 1500
+	now := make([]Job, n)
+	for i := range now {
+		now[i] = Job{Queue: "q", ID: fmt.Sprint("n", i)}
+	}
+	if err := c.EnqueueBatch(ctx, time.Time{}, now...); err != nil {
+		t.Fatal(err)
+	}
+	var later []Job
+	for i := 0; i < n; i += 2 {
+		later = append(later, now[i], Job{Queue: "q", ID: fmt.Sprint("x", i)})
+	}
+	if err := c.EnqueueBatch(ctx, time.Now().Add(time.Minute), later...); err != nil {
+		t.Fatal(err)
+	}
+	want := Stats{Pending: len(later), Due: n / 2}
+	if st := statsSettle(t, c, want); st != want {
+		t.Errorf("Stats = %+v; want %+v", st, want)
+	}
+}
+
 func TestBadInput(t *testing.T) {
 	c := open(t, Config{})
 	ctx := context.Background()

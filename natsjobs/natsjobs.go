@@ -261,6 +261,12 @@ const (
 	advConsumer    = "advisories"
 )
 
+// noDedupe is the shortest duplicate window the server takes, for the
+// streams whose messages carry no Nats-Msg-Id: at start the server reads
+// every message stored within the window to rebuild its table of IDs,
+// which with the default of two minutes was most of a restart's time.
+const noDedupe = 100 * time.Millisecond
+
 // declare creates or updates the queue's three streams.
 func (c *Client) declare(ctx context.Context, q string) error {
 	storage := jetstream.FileStorage
@@ -273,6 +279,7 @@ func (c *Client) declare(ctx context.Context, q string) error {
 		MaxMsgsPerSubject: 1, // one schedule and one ready message per ID: re-enqueueing replaces
 		AllowMsgSchedules: true,
 		AllowRollup:       true,
+		Duplicates:        noDedupe,
 	}, {
 		Name:              deadStream(q),
 		Subjects:          []string{"natsjobs." + q + ".dead.>"},
@@ -281,11 +288,12 @@ func (c *Client) declare(ctx context.Context, q string) error {
 		MaxMsgsPerSubject: 1,
 		Duplicates:        10 * time.Minute, // dead-letter IDs: one per stored delivery
 	}, {
-		Name:      advStream(q),
-		Subjects:  []string{advSubject(q)},
-		Retention: jetstream.WorkQueuePolicy,
-		Storage:   storage,
-		Replicas:  c.cfg.Replicas,
+		Name:       advStream(q),
+		Subjects:   []string{advSubject(q)},
+		Retention:  jetstream.WorkQueuePolicy,
+		Storage:    storage,
+		Replicas:   c.cfg.Replicas,
+		Duplicates: noDedupe,
 	}}
 	for _, sc := range streams {
 		if _, err := c.js.CreateOrUpdateStream(ctx, sc); err != nil {
@@ -315,6 +323,11 @@ func workerConfig(q string, cfg Config, r jobs.Retry) jetstream.ConsumerConfig {
 		AckPolicy:     jetstream.AckExplicitPolicy,
 		AckWait:       cfg.AckWait,
 		MaxDeliver:    r.Attempts,
+		// No cap on unacknowledged deliveries: those a worker holds in
+		// its wheel until due count too, and the server's default (1000)
+		// kept a burst of early ones on the server past their time. A
+		// worker still takes due jobs only as its runners free up.
+		MaxAckPending: -1,
 		Replicas:      cfg.Replicas,
 	}
 }

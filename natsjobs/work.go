@@ -114,6 +114,9 @@ func (c *Client) Work(ctx context.Context, queue string, fn Func, opts WorkOptio
 
 	w := &worker{c: c, queue: queue, fn: fn, ctx: context.WithoutCancel(ctx), opts: opts, stopping: make(chan struct{}), runs: make(chan *delivery), live: map[*delivery]bool{}}
 	if err := w.setup(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped before it started: nothing was taken
+		}
 		return err
 	}
 	return w.serve(ctx)

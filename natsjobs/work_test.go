@@ -3,6 +3,7 @@ package natsjobs
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -111,5 +112,45 @@ func TestWaitingDeliveryKeptAlive(t *testing.T) {
 	}
 	if count["slow"] != 1 || count["waiting"] != 1 {
 		t.Errorf("runs %v, want slow and waiting once each", count)
+	}
+}
+
+// Deliveries held in the wheel until due count against the consumer's
+// limit of unacknowledged messages: with the server's default of 1000, a
+// burst of more early deliveries than that waited on the server until the
+// first ones ran, and started late. All of them must reach the worker
+// ahead of their time.
+func TestHeldDeliveriesNotCapped(t *testing.T) {
+	c := open(t, Config{})
+	ctx := context.Background()
+	const n = 1100
+	due := strconv.FormatInt(time.Now().Add(time.Minute).UnixNano(), 10)
+	// Ready messages due in a minute, as a schedule would hand them over a
+	// second ahead: each is held by the worker that receives it.
+	for i := range n {
+		msg, _, err := c.prepare(Job{Queue: "q", ID: fmt.Sprint("h", i)}, time.Time{}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		msg.Header[hdrDue] = []string{due}
+		if err := c.publish(ctx, msg, "test"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	work(t, c, "q", func(context.Context, Run) error { return nil }, WorkOptions{Concurrency: 1})
+	want := Stats{Running: n}
+	if st := statsSettle(t, c, want); st != want {
+		t.Errorf("Stats = %+v, want all %d held by the worker", st, n)
+	}
+}
+
+// Work stopped by its ctx while it still sets up its consumer returns nil,
+// as any stop does, not the setup's cancelled request.
+func TestWorkCancelledDuringSetup(t *testing.T) {
+	c := open(t, Config{})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := c.Work(ctx, "q", func(context.Context, Run) error { return nil }, WorkOptions{}); err != nil {
+		t.Errorf("Work with a cancelled ctx: %v, want nil", err)
 	}
 }

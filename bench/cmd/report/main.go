@@ -153,7 +153,7 @@ func modulePath(gomod string) string {
 func run(ctx context.Context, cfg *config) error {
 	rep := &report{Quick: cfg.quick, Count: cfg.count, Command: cfg.command, Charts: map[string][]renderedChart{}}
 	rep.Machine = probeMachine(ctx, cfg.benchDir)
-	if src, err := benchmarkSources(cfg.benchDir); err == nil {
+	if src, err := suiteSources(cfg.benchDir); err == nil {
 		rep.Sources = src
 	} else {
 		fmt.Fprintf(cfg.log, "report: reading the benchmark sources: %v (tables will not link them)\n", err)

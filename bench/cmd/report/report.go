@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"path"
 	"regexp"
 	"slices"
 	"strings"
@@ -22,8 +23,8 @@ type report struct {
 	Machine       machine
 	Runs          []*suiteRun
 	Charts        map[string][]renderedChart // by suite ID, in suite order
-	// Sources maps benchmark function names to their file in bench/; nil
-	// when the sources could not be read.
+	// Sources maps benchmark function names (see sourceKey) to their file,
+	// relative to bench/; nil when the sources could not be read.
 	Sources map[string]string
 }
 
@@ -385,8 +386,8 @@ func cases(s string) string {
 
 func writeTable(p *mdWriter, rep *report, s suite, t Table) {
 	name := "Benchmark" + t.Func
-	if file, ok := rep.Sources[name]; ok {
-		p.line(fmt.Sprintf("### %s ([%s](../bench/%s))", name, file, file))
+	if file, ok := rep.Sources[sourceKey(s.Dir, name)]; ok {
+		p.line(fmt.Sprintf("### %s ([%s](%s))", name, path.Base(file), path.Join("../bench", file)))
 	} else {
 		p.line("### " + name)
 	}

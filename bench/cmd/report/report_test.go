@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -521,31 +522,58 @@ func TestSuites(t *testing.T) {
 }
 
 // TestEveryBenchmarkReported checks that every benchmark function of the
-// bench package runs in some suite, so that a new benchmark is not
+// bench package, and of each other module a suite runs in (suite.Dir),
+// runs in some suite of its module, so that a new benchmark is not
 // silently left out of doc/benchmarks.md.
 func TestEveryBenchmarkReported(t *testing.T) {
-	sources, err := benchmarkSources("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for n := range sources {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	if len(names) == 0 {
-		t.Fatal("found no benchmark functions in ../..")
-	}
-	var res []*regexp.Regexp
+	dirs := map[string][]*regexp.Regexp{"": nil}
 	for _, s := range suites {
 		// -bench splits its pattern at slashes, one part per level; the
 		// first part selects the function.
-		res = append(res, regexp.MustCompile(strings.SplitN(s.Bench, "/", 2)[0]))
+		dirs[s.Dir] = append(dirs[s.Dir], regexp.MustCompile(strings.SplitN(s.Bench, "/", 2)[0]))
 	}
-	for _, n := range names {
-		if !slices.ContainsFunc(res, func(re *regexp.Regexp) bool { return re.MatchString(n) }) {
-			t.Errorf("%s is in no suite of bench/cmd/report/suites.go", n)
+	for dir, res := range dirs {
+		sources, err := benchmarkSources(filepath.Join("../..", dir))
+		if err != nil {
+			t.Fatal(err)
 		}
+		var names []string
+		for n := range sources {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		if len(names) == 0 {
+			t.Fatalf("found no benchmark functions in %s", filepath.Join("../..", dir))
+		}
+		for _, n := range names {
+			if !slices.ContainsFunc(res, func(re *regexp.Regexp) bool { return re.MatchString(n) }) {
+				t.Errorf("%s (module bench/%s) is in no suite of bench/cmd/report/suites.go with that Dir", n, dir)
+			}
+		}
+	}
+}
+
+// TestSuiteInOtherModule: a suite with a Dir runs there, says so in its
+// command and links its benchmarks' sources there.
+func TestSuiteInOtherModule(t *testing.T) {
+	s := suiteByID(t, "natsjobs")
+	r := &suiteRun{Suite: s, Args: (&config{count: 1}).goTestArgs(s)}
+	if got, want := r.Command(), "cd ../natsjobs && go test -run "; !strings.HasPrefix(got, want) {
+		t.Errorf("Command() = %q, want it to start with %q", got, want)
+	}
+	src, err := suiteSources("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := src[sourceKey("../natsjobs", "BenchmarkEnqueue")], "../natsjobs/bench_test.go"; got != want {
+		t.Errorf("source of natsjobs' BenchmarkEnqueue: got %q, want %q", got, want)
+	}
+	var buf bytes.Buffer
+	p := &mdWriter{w: &buf}
+	writeTable(p, &report{Sources: src}, s, Table{Func: "Enqueue", Units: []string{"jobs/s"},
+		Groups: []Group{{Rows: []Row{{Values: map[string]float64{"jobs/s": 1}}}}}})
+	if want := "### BenchmarkEnqueue ([bench_test.go](../natsjobs/bench_test.go))"; !strings.Contains(buf.String(), want) {
+		t.Errorf("table heading: want %q in\n%s", want, buf.String())
 	}
 }
 

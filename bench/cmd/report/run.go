@@ -52,7 +52,13 @@ type suiteRun struct {
 }
 
 // Command is the exact shell command the suite ran, from bench/.
-func (r *suiteRun) Command() string { return shellJoin(append([]string{"go"}, r.Args...)) }
+func (r *suiteRun) Command() string {
+	cmd := shellJoin(append([]string{"go"}, r.Args...))
+	if r.Suite.Dir != "" {
+		cmd = "cd " + shellQuote(r.Suite.Dir) + " && " + cmd
+	}
+	return cmd
+}
 
 // goTestArgs builds the go test command line of s.
 func (c *config) goTestArgs(s suite) []string {
@@ -79,8 +85,9 @@ func (c *config) goTestArgs(s suite) []string {
 	return append(args, ".")
 }
 
-// runSuite runs s's benchmarks in one go test process in the bench module
-// (or reads their saved output with -replay) and classifies the result.
+// runSuite runs s's benchmarks in one go test process in the bench module,
+// or in s.Dir (or reads their saved output with -replay), and classifies
+// the result.
 func (c *config) runSuite(ctx context.Context, s suite) *suiteRun {
 	r := &suiteRun{Suite: s, Args: c.goTestArgs(s)}
 	if c.only != nil && !c.only.MatchString(s.ID) {
@@ -105,7 +112,7 @@ func (c *config) runSuite(ctx context.Context, s suite) *suiteRun {
 		fmt.Fprintf(c.log, "report: %s: %s\n", s.ID, r.Command())
 		var outBuf, errBuf bytes.Buffer
 		cmd := exec.CommandContext(ctx, "go", r.Args...)
-		cmd.Dir = c.benchDir
+		cmd.Dir = filepath.Join(c.benchDir, s.Dir)
 		// On cancellation let go test stop its test binary, then give up.
 		cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 		cmd.WaitDelay = 15 * time.Second

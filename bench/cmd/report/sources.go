@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"path"
 	"path/filepath"
 	"strings"
 )
@@ -30,4 +31,35 @@ func benchmarkSources(dir string) (map[string]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// suiteSources is benchmarkSources for every module the suites run in:
+// keys are sourceKey(dir, name), values the file's path relative to the
+// bench module.
+func suiteSources(benchDir string) (map[string]string, error) {
+	out := map[string]string{}
+	done := map[string]bool{}
+	for _, s := range suites {
+		if done[s.Dir] {
+			continue
+		}
+		done[s.Dir] = true
+		src, err := benchmarkSources(filepath.Join(benchDir, s.Dir))
+		if err != nil {
+			return nil, err
+		}
+		for name, file := range src {
+			out[sourceKey(s.Dir, name)] = path.Join(s.Dir, file)
+		}
+	}
+	return out, nil
+}
+
+// sourceKey names a benchmark function of the module in dir (see
+// suite.Dir); the bench module's own are plain names.
+func sourceKey(dir, name string) string {
+	if dir == "" {
+		return name
+	}
+	return path.Join(dir, name)
 }

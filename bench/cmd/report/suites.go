@@ -9,6 +9,10 @@ type suite struct {
 	Title string // section heading
 	About string // a paragraph of markdown under the heading
 
+	// Dir is the module the suite's benchmarks live in, relative to the
+	// bench module ("../natsjobs"); "" is the bench module itself.
+	Dir string
+
 	Bench     string // the -bench regexp
 	Benchtime string // -benchtime in full mode
 	// QuickBench and QuickBenchtime replace Bench and Benchtime in -quick
@@ -346,6 +350,35 @@ var suites = []suite{
 		Charts: []chart{
 			{File: "jobs-burst.svg", Title: "Job schedulers: no-op runs per second in a burst of 100k",
 				Units: []string{"runs/s"}},
+		},
+	},
+	{
+		ID:    "natsjobs",
+		Title: "natsjobs: durable jobs on an embedded NATS JetStream server",
+		Dir:   "../natsjobs",
+		About: "The nested module `natsjobs`, each benchmark against its own ephemeral embedded server (file storage, " +
+			"in this process, reached in memory). Every call returns once JetStream confirmed the job stored. `Enqueue` " +
+			"is one call at a time, `EnqueueParallel` 8 goroutines per core, `EnqueueBatch` batches of 1000 due now or in an " +
+			"hour, `EnqueueAfter` one call at a time due in an hour. `Runs` is no-op jobs run by two workers of 8 " +
+			"handlers each, up to the last confirmed acknowledgement. `Delayed` is 10,000 jobs due one after the other at " +
+			"1k or 5k jobs/s, enqueued while two such workers run them: lateness is a handler's start after the job's time " +
+			"(one round per process). `Reopen` is Open on a store holding 100,000 pending jobs, half due now and half in an " +
+			"hour. `PendingMemory` is the heap per job due in an hour: `process=client` in a client whose server runs in " +
+			"another process, `process=embedded` in the default deployment, client and server in one process. " +
+			"`cpu-ns/op` is process CPU (getrusage), client and embedded server together: on a busy machine it " +
+			"moves less than the rates do. There is no other implementation to compare with.",
+		Bench:          `^Benchmark(Enqueue|EnqueueParallel|EnqueueBatch|EnqueueAfter|Runs|Delayed|Reopen|PendingMemory)$`,
+		Benchtime:      "20000x",
+		QuickBenchtime: "2000x",
+		Timeout:        "10m",
+		OneShot:        true,
+		Ratio:          []string{"cpu-ns/op"},
+		Charts: []chart{
+			{File: "natsjobs-enqueue.svg", Title: "natsjobs: jobs stored per second",
+				Units: []string{"jobs/s"}, Groups: `^Enqueue`},
+			{File: "natsjobs-delayed.svg", Title: "natsjobs: start lateness of 10k delayed jobs",
+				Units: []string{"p50-late-ms", "p99-late-ms", "max-late-ms"}, Groups: `^Delayed/`, Trim: "Delayed/",
+				Axis: "milliseconds after the due time"},
 		},
 	},
 }
