@@ -6,25 +6,41 @@ import (
 	"time"
 )
 
-func TestServerCron(t *testing.T) {
+func TestCronSpec(t *testing.T) {
 	berlin, err := time.LoadLocation("Europe/Berlin")
 	if err != nil {
 		t.Skip("no time zone database")
 	}
 	for _, tc := range []struct {
-		spec          string
-		loc           *time.Location
-		pattern, zone string
+		spec   string
+		loc    *time.Location
+		stored string
 	}{
-		{"*/5 * * * *", nil, "0 */5 * * * *", ""},
-		{"30 0 9 * * MON-FRI", berlin, "30 0 9 * * MON-FRI", "Europe/Berlin"},
-		{"CRON_TZ=Asia/Kolkata 0 9 * * *", nil, "0 0 9 * * *", "Asia/Kolkata"},
-		{"@hourly", time.UTC, "@hourly", ""},
-		{"@every 90s", berlin, "@every 90s", ""},
+		{"*/5 * * * *", nil, "CRON_TZ=UTC */5 * * * *"},
+		{"30 0 9 * * MON-FRI", berlin, "CRON_TZ=Europe/Berlin 30 0 9 * * MON-FRI"},
+		{"CRON_TZ=Asia/Kolkata 0 9 * * *", nil, "CRON_TZ=Asia/Kolkata 0 9 * * *"},
+		{" TZ=Asia/Kolkata  0 9 * * *", berlin, "CRON_TZ=Asia/Kolkata 0 9 * * *"},
+		{"@hourly", time.UTC, "CRON_TZ=UTC @hourly"},
+		{"@every 90s", berlin, "CRON_TZ=Europe/Berlin @every 90s"},
 	} {
-		pattern, zone, err := serverCron(tc.spec, tc.loc)
-		if err != nil || pattern != tc.pattern || zone != tc.zone {
-			t.Errorf("serverCron(%q) = %q, %q, %v; want %q, %q", tc.spec, pattern, zone, err, tc.pattern, tc.zone)
+		sched, stored, err := cronSpec(tc.spec, tc.loc)
+		if err != nil || stored != tc.stored {
+			t.Errorf("cronSpec(%q) = %q, %v; want %q", tc.spec, stored, err, tc.stored)
+			continue
+		}
+		// Workers parse the stored text again: same schedule.
+		again, err := (&Client{}).schedule(stored)
+		if err != nil {
+			t.Errorf("schedule(%q): %v", stored, err)
+			continue
+		}
+		from := time.Date(2026, 3, 29, 0, 0, 0, 0, time.UTC)
+		for range 5 {
+			a, b := sched.Next(from), again.Next(from)
+			if !a.Equal(b) {
+				t.Errorf("%q: Next(%v) = %v as enqueued, %v as stored", tc.spec, from, a, b)
+			}
+			from = a
 		}
 	}
 }

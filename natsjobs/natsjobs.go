@@ -96,6 +96,8 @@ type Client struct {
 	js     jetstream.JetStream
 	server *embedded // nil with Config.URL
 
+	schedules sync.Map // cron spec (with its CRON_TZ prefix) -> *cron.Schedule
+
 	mu     sync.Mutex
 	closed bool
 	stop   chan struct{} // closed by Close: stops every Work
