@@ -112,11 +112,8 @@ func (w *worker) rearm(ctx context.Context, r Run, spec string, seq uint64) (cur
 	if err != nil {
 		return true, nil // not stored by EnqueueCron: run it, once
 	}
-	from := time.Now()
-	if r.Scheduled.After(from) {
-		from = r.Scheduled
-	}
-	msg, err := w.c.cronMsg(r.job(), spec, sched.Next(from), from)
+	now := time.Now()
+	msg, err := w.c.cronMsg(r.job(), spec, nextActivation(sched, r.Scheduled, now), now)
 	if err != nil {
 		return false, err
 	}
@@ -128,6 +125,17 @@ func (w *worker) rearm(ctx context.Context, r Run, spec string, seq uint64) (cur
 		return false, w.c.apiErr("cron "+r.ID+": next activation", err)
 	}
 	return true, nil
+}
+
+// nextActivation is the activation to store after the one scheduled at
+// sched, delivered at now: the next one by the schedule, or, when some
+// went by while it waited (no worker, an outage), the first still to
+// come.
+func nextActivation(s *cron.Schedule, scheduled, now time.Time) time.Time {
+	if scheduled.After(now) {
+		now = scheduled
+	}
+	return s.Next(now)
 }
 
 // schedule parses a stored spec, once per spec and Client.

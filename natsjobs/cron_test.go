@@ -2,8 +2,11 @@ package natsjobs
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 func TestCronSpec(t *testing.T) {
@@ -142,4 +145,79 @@ func TestCronTenSecondsAndOutage(t *testing.T) {
 		t.Errorf("%d runs in the 1.5 s after a 5 s outage, want the one catch-up (and at most one regular tick)", catchUp)
 	}
 	t.Logf("%d runs in 10 s; %d in the 1.5 s after a 5 s outage", n, catchUp)
+}
+
+// A worker that received an activation and died before storing the next
+// one (here: a bare fetch of the workers' consumer that never answers)
+// does not end the chain: the server gives the activation to another
+// worker after AckWait, which runs it late, stores its successor, and
+// the job goes on once per activation.
+func TestCronChainSurvivesWorkerDeathBeforeRearm(t *testing.T) {
+	c := open(t, Config{AckWait: time.Second})
+	ctx := context.Background()
+	if err := c.EnqueueCron(ctx, Job{Queue: "q", ID: "tick"}, "* * * * * *", nil); err != nil {
+		t.Fatal(err)
+	}
+	cons, err := c.js.Consumer(ctx, workStream("q"), workerConsumer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch, err := cons.Fetch(1, jetstream.FetchMaxWait(10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lost jetstream.Msg
+	for m := range batch.Messages() {
+		lost = m
+	}
+	if lost == nil {
+		t.Fatalf("no activation fetched: %v", batch.Error())
+	}
+	ns, _ := strconv.ParseInt(lost.Headers().Get(hdrDue), 10, 64)
+	first := time.Unix(0, ns)
+
+	runs := make(chan Run, 100)
+	work(t, c, "q", func(ctx context.Context, r Run) error { runs <- r; return nil }, WorkOptions{})
+	r := recv(t, runs, "the lost activation")
+	if !r.Scheduled.Equal(first) || r.Attempt != 2 {
+		t.Fatalf("first run: Scheduled %v, Attempt %d; want the lost activation %v, attempt 2", r.Scheduled, r.Attempt, first)
+	}
+	prev := r.Scheduled
+	for range 3 {
+		r := recv(t, runs, "next activation")
+		if !r.Scheduled.After(prev) || r.Scheduled.Nanosecond() != 0 || r.Attempt != 1 {
+			t.Fatalf("run after %v: Scheduled %v, Attempt %d; want a later whole second, attempt 1", prev, r.Scheduled, r.Attempt)
+		}
+		prev = r.Scheduled
+	}
+}
+
+// A worker process SIGKILLed while it runs an activation has already
+// stored the next one: the chain goes on in the other workers, each
+// activation once.
+func TestCronChainSurvivesSIGKILL(t *testing.T) {
+	c := open(t, Config{Listen: "127.0.0.1:0"})
+	ctx := context.Background()
+	events := make(chan childEvent, 100)
+	ch := startChild(t, 0, c.URL(), 1, events)
+	if ev := recv(t, events, "child ready"); ev.kind != "ready" {
+		t.Fatalf("child said %q, want ready", ev.kind)
+	}
+	if err := c.EnqueueCron(ctx, Job{Queue: "q", ID: "tick"}, "* * * * * *", nil); err != nil {
+		t.Fatal(err)
+	}
+	for ev := recv(t, events, "child's run"); ev.kind != "run"; ev = recv(t, events, "child's run") {
+	}
+	ch.kill(t)
+
+	runs := make(chan Run, 100)
+	work(t, c, "q", func(ctx context.Context, r Run) error { runs <- r; return nil }, WorkOptions{})
+	seen := map[time.Time]bool{}
+	for range 4 {
+		r := recv(t, runs, "activation after the kill")
+		if seen[r.Scheduled] {
+			t.Errorf("activation %v ran twice", r.Scheduled)
+		}
+		seen[r.Scheduled] = true
+	}
 }
