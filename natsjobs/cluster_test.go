@@ -143,9 +143,9 @@ type tally struct {
 	mu       sync.Mutex
 	runs     map[string]int
 	acked    map[string]int
-	ticks    map[int64]int // cron runs per activation (Unix second of Scheduled)
-	ranJobs  int           // distinct non-cron IDs run
-	progress chan struct{} // a token per non-cron ID run for the first time
+	ticks    map[int64]int  // cron runs per activation (Unix second of Scheduled)
+	ranJobs  int            // distinct non-cron IDs run
+	progress chan struct{}  // a token per non-cron ID run for the first time
 	tick     chan time.Time // the activation of each cron run
 }
 
