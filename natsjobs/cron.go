@@ -3,6 +3,7 @@ package natsjobs
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -51,12 +52,27 @@ func (c *Client) EnqueueCron(ctx context.Context, j Job, spec string, loc *time.
 	if err != nil {
 		return err
 	}
-	// Withdraw a waiting activation of the job's previous spec; a run of
-	// it in progress then cannot store its successor (see rearm).
-	if _, err := c.purge(ctx, j.Queue, readySubject(j.Queue, j.ID)); err != nil {
-		return err
+	// Withdraw a waiting activation of the job's previous spec (a run of
+	// it in progress then cannot store its successor, see rearm), and
+	// store the first activation only if none fired meanwhile: otherwise
+	// that one's run could replace the new schedule with the old spec's.
+	ready := readySubject(j.Queue, j.ID)
+	for range 10 {
+		if _, err := c.purge(ctx, j.Queue, ready); err != nil {
+			return err
+		}
+		_, err = c.js.PublishMsg(ctx, msg, jetstream.WithExpectLastSequenceForSubject(0, ready))
+		if !wrongLastSeq(err) {
+			return c.apiErr("cron "+j.ID, err)
+		}
 	}
-	return c.publish(ctx, msg, "cron "+j.ID)
+	return fmt.Errorf("natsjobs: cron %s: its previous schedule kept firing while it was replaced", j.ID)
+}
+
+// wrongLastSeq reports the server's refusal of a publish whose expected
+// last sequence on a subject did not hold.
+func wrongLastSeq(err error) bool {
+	return errIs(err, jetstream.JSErrCodeStreamWrongLastSequence) || errIs(err, jetstream.JSErrCodeStreamWrongLastSequenceConstant)
 }
 
 // cronSpec validates spec with jobs/cron and returns its schedule with
@@ -118,7 +134,7 @@ func (w *worker) rearm(ctx context.Context, r Run, spec string, seq uint64) (cur
 		return false, err
 	}
 	_, err = w.c.js.PublishMsg(ctx, msg, jetstream.WithExpectLastSequenceForSubject(seq, readySubject(r.Queue, r.ID)))
-	if errIs(err, jetstream.JSErrCodeStreamWrongLastSequence) || errIs(err, jetstream.JSErrCodeStreamWrongLastSequenceConstant) {
+	if wrongLastSeq(err) {
 		return false, nil
 	}
 	if err != nil {

@@ -77,12 +77,12 @@ func TestCronEverySecond(t *testing.T) {
 			t.Errorf("second %d: %d runs, want 1", s, n)
 		}
 	}
-	// With no worker running, the schedule stays Pending (its latest
-	// activation may wait as Due).
+	// With no worker running, the job stays: its next activation waits
+	// as Pending, or as Due once it fired.
 	stop1()
 	stop2()
-	if st, err := c.Stats(ctx, "q"); err != nil || st.Pending < 1 {
-		t.Errorf("Stats = %+v, %v; want the schedule Pending", st, err)
+	if st, err := c.Stats(ctx, "q"); err != nil || st.Pending+st.Due != 1 {
+		t.Errorf("Stats = %+v, %v; want the job Pending or Due", st, err)
 	}
 	work(t, c, "q", fn, WorkOptions{})
 	if ok, err := c.Cancel(ctx, "q", "tick"); !ok || err != nil {
@@ -219,5 +219,48 @@ func TestCronChainSurvivesSIGKILL(t *testing.T) {
 			t.Errorf("activation %v ran twice", r.Scheduled)
 		}
 		seen[r.Scheduled] = true
+	}
+}
+
+// Enqueueing a cron job again with a new spec replaces the chain even
+// while an activation of the old spec is held by a worker that dies (a
+// bare fetch that never answers): that activation neither runs nor
+// stores its successor when the server gives it back.
+func TestCronReenqueueWithdrawsActivationInFlight(t *testing.T) {
+	c := open(t, Config{AckWait: time.Second})
+	ctx := context.Background()
+	if err := c.EnqueueCron(ctx, Job{Queue: "q", ID: "tick"}, "* * * * * *", nil); err != nil {
+		t.Fatal(err)
+	}
+	cons, err := c.js.Consumer(ctx, workStream("q"), workerConsumer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch, err := cons.Fetch(1, jetstream.FetchMaxWait(10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := 0
+	for range batch.Messages() {
+		held++
+	}
+	if held != 1 {
+		t.Fatalf("fetched %d activations, want 1: %v", held, batch.Error())
+	}
+	if err := c.EnqueueCron(ctx, Job{Queue: "q", ID: "tick"}, "@yearly", nil); err != nil {
+		t.Fatal(err)
+	}
+	runs := make(chan Run, 100)
+	work(t, c, "q", func(ctx context.Context, r Run) error { runs <- r; return nil }, WorkOptions{})
+	// A sentinel due after the held activation's AckWait ran out: once
+	// it ran, the old activation would have been given back.
+	if err := c.EnqueueAfter(ctx, Job{Queue: "q", ID: "sentinel"}, 2500*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if r := recv(t, runs, "sentinel"); r.ID != "sentinel" {
+		t.Fatalf("ran %s (scheduled %v) before the sentinel; want the old spec's activations gone", r.ID, r.Scheduled)
+	}
+	if st, err := c.Stats(ctx, "q"); err != nil || st.Pending != 1 || st.Due != 0 {
+		t.Errorf("Stats = %+v, %v; want the @yearly activation alone, Pending", st, err)
 	}
 }
