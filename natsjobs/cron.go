@@ -2,81 +2,167 @@ package natsjobs
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/ttlkit/ttlkit/jobs/cron"
 )
 
 // EnqueueCron stores j as a repeating job on a cron spec, replacing any
-// job with the same Queue and ID. The server fires it (JetStream message
-// schedules), so it runs once per activation however many workers and
-// clients there are, and keeps firing while no client is connected; an
-// activation missed while the server was down runs once when it returns.
+// job with the same Queue and ID. Its activations are the times package
+// jobs/cron computes for spec in loc, daylight-saving rules included: a
+// fixed time that a change skips does not run that day, one that it
+// repeats runs once (at its first occurrence), and wildcard or stepped
+// fields fire at every real instant that matches.
 //
-// spec is checked with jobs/cron first: five fields (minute first), six
+// spec is checked with jobs/cron: five fields (minute first), six
 // (seconds first), a descriptor (@hourly, @daily, ...) or "@every d" with
 // d ≥ 1s. loc is the time zone of the fields (nil: UTC, or the spec's own
 // CRON_TZ= prefix); it must be a named IANA zone, not time.Local, since
-// the server evaluates it. The server computes the activations; a fixed
-// time that a daylight-saving change skips or repeats follows its rules.
+// every worker, wherever it runs, computes the activations in it.
 //
-// An activation that comes while the previous one still waits for a
-// worker replaces it (missed activations collapse into one); one that
-// comes while the previous one runs starts alongside it. A failed run is
-// retried by the server's redelivery (the retry policy's delay, at most
-// AckWait) and never postpones the next activation.
+// The server fires each activation (a one-shot message schedule), so it
+// runs once however many workers and clients there are, with no leader
+// election; the worker that receives an activation stores the next one
+// before it calls the handler. Activations missed while no worker ran
+// (or the server was down) collapse into one run, of the first missed
+// activation; the next one is then the first still to come. A failed run
+// is retried by the server's redelivery (the retry policy's delay, at
+// most AckWait) and never postpones the next activation. An activation
+// that falls due while the previous one still waits for a worker
+// replaces it.
 func (c *Client) EnqueueCron(ctx context.Context, j Job, spec string, loc *time.Location) error {
-	msg, err := c.jobMsg(j)
-	if err != nil {
+	if _, err := c.jobMsg(j); err != nil {
 		return err
 	}
-	pattern, zone, err := serverCron(spec, loc)
+	sched, stored, err := cronSpec(spec, loc)
 	if err != nil {
 		return err
 	}
 	if err := c.ready(); err != nil {
 		return err
 	}
-	msg.Subject = schedSubject(j.Queue, j.ID)
-	msg.Header.Set(jetstream.ScheduleHeader, pattern)
-	msg.Header.Set(jetstream.ScheduleTargetHeader, readySubject(j.Queue, j.ID))
-	if zone != "" {
-		msg.Header.Set(jetstream.ScheduleTimeZoneHeader, zone)
+	now := time.Now()
+	msg, err := c.cronMsg(j, stored, sched.Next(now), now)
+	if err != nil {
+		return err
 	}
-	msg.Header.Set(hdrCron, spec)
-	return c.publish(ctx, msg, "cron "+j.ID)
+	// Withdraw a waiting activation of the job's previous spec (a run of
+	// it in progress then cannot store its successor, see rearm), and
+	// store the first activation only if none fired meanwhile: otherwise
+	// that one's run could replace the new schedule with the old spec's.
+	ready := readySubject(j.Queue, j.ID)
+	for range 10 {
+		if _, err := c.purge(ctx, j.Queue, ready); err != nil {
+			return err
+		}
+		_, err = c.js.PublishMsg(ctx, msg, jetstream.WithExpectLastSequenceForSubject(0, ready))
+		if !wrongLastSeq(err) {
+			return c.apiErr("cron "+j.ID, err)
+		}
+	}
+	return fmt.Errorf("natsjobs: cron %s: its previous schedule kept firing while it was replaced", j.ID)
 }
 
-// serverCron validates spec with jobs/cron and returns it in the form the
-// server takes (six fields, seconds first, or a descriptor) with the zone
-// name for its time zone header ("" for UTC or @every).
-func serverCron(spec string, loc *time.Location) (pattern, zone string, err error) {
+// wrongLastSeq reports the server's refusal of a publish whose expected
+// last sequence on a subject did not hold.
+func wrongLastSeq(err error) bool {
+	return errIs(err, jetstream.JSErrCodeStreamWrongLastSequence) || errIs(err, jetstream.JSErrCodeStreamWrongLastSequenceConstant)
+}
+
+// cronSpec validates spec with jobs/cron and returns its schedule with
+// the text workers parse again: spec with its zone as a CRON_TZ prefix.
+func cronSpec(spec string, loc *time.Location) (*cron.Schedule, string, error) {
+	if loc == nil {
+		loc = time.UTC
+	}
+	if loc == time.Local || loc.String() == "Local" {
+		return nil, "", invalidf("cron %q: time.Local differs between machines; name the zone (time.LoadLocation)", spec)
+	}
 	sched, err := cron.ParseInLocation(spec, loc)
 	if err != nil {
-		return "", "", invalidf("%v", err)
+		return nil, "", invalidf("%v", err)
 	}
 	body := strings.TrimSpace(spec)
 	if strings.HasPrefix(body, "CRON_TZ=") || strings.HasPrefix(body, "TZ=") {
 		_, body, _ = strings.Cut(body, " ")
 		body = strings.TrimSpace(body)
 	}
-	if l := sched.Location(); l != nil && l != time.UTC && l.String() != "UTC" {
-		if l == time.Local || l.String() == "Local" {
-			return "", "", invalidf("cron %q: time.Local cannot be sent to the server; name the zone (time.LoadLocation)", spec)
-		}
-		zone = l.String()
+	return sched, "CRON_TZ=" + sched.Location().String() + " " + body, nil
+}
+
+// cronMsg builds the one-shot schedule of j's activation at t, whose
+// previous activation (or enqueueing) was at prev. The server hands it
+// to the workers a little early, as for delayed jobs, but at most half
+// the gap, so that an activation does not replace its predecessor while
+// that one runs.
+func (c *Client) cronMsg(j Job, spec string, t, prev time.Time) (*nats.Msg, error) {
+	msg, err := c.jobMsg(j)
+	if err != nil {
+		return nil, err
 	}
-	if strings.HasPrefix(body, "@") {
-		if strings.HasPrefix(body, "@every") && zone != "" {
-			zone = "" // intervals have no time zone; the server rejects one
-		}
-		return body, zone, nil
+	lead := min(scheduleLead, t.Sub(prev)/2)
+	msg.Subject = schedSubject(j.Queue, j.ID)
+	msg.Header.Set(jetstream.ScheduleHeader, "@at "+t.Add(-lead).UTC().Format(time.RFC3339Nano))
+	msg.Header.Set(jetstream.ScheduleTargetHeader, readySubject(j.Queue, j.ID))
+	msg.Header.Set(hdrDue, strconv.FormatInt(t.UnixNano(), 10))
+	msg.Header.Set(hdrCron, spec)
+	return msg, nil
+}
+
+// rearm stores the activation after the delivered one (r, stream sequence
+// seq, spec from its header), before the handler runs, so that the chain
+// of activations outlives a crash of this worker: the delivery then comes
+// back and rearm runs again. The store is conditional on the delivery
+// still being the job's ready message, which makes it idempotent: once
+// the next activation fired, it replaced that message (one per subject),
+// and a cancelled or re-enqueued job withdrew it. current is false then,
+// and the delivery must not run.
+func (w *worker) rearm(ctx context.Context, r Run, spec string, seq uint64) (current bool, err error) {
+	sched, err := w.c.schedule(spec)
+	if err != nil {
+		return true, nil // not stored by EnqueueCron: run it, once
 	}
-	fields := strings.Fields(body)
-	if len(fields) == 5 {
-		fields = append([]string{"0"}, fields...)
+	now := time.Now()
+	msg, err := w.c.cronMsg(r.job(), spec, nextActivation(sched, r.Scheduled, now), now)
+	if err != nil {
+		return false, err
 	}
-	return strings.Join(fields, " "), zone, nil
+	_, err = w.c.js.PublishMsg(ctx, msg, jetstream.WithExpectLastSequenceForSubject(seq, readySubject(r.Queue, r.ID)))
+	if wrongLastSeq(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, w.c.apiErr("cron "+r.ID+": next activation", err)
+	}
+	return true, nil
+}
+
+// nextActivation is the activation to store after the one scheduled at
+// sched, delivered at now: the next one by the schedule, or, when some
+// went by while it waited (no worker, an outage), the first still to
+// come.
+func nextActivation(s *cron.Schedule, scheduled, now time.Time) time.Time {
+	if scheduled.After(now) {
+		now = scheduled
+	}
+	return s.Next(now)
+}
+
+// schedule parses a stored spec, once per spec and Client.
+func (c *Client) schedule(spec string) (*cron.Schedule, error) {
+	if s, ok := c.schedules.Load(spec); ok {
+		return s.(*cron.Schedule), nil
+	}
+	s, err := cron.Parse(spec)
+	if err != nil {
+		return nil, errors.Join(ErrInvalid, err)
+	}
+	c.schedules.Store(spec, s)
+	return s, nil
 }

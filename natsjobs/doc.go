@@ -31,8 +31,10 @@
 // connect with Config.URL. One binary, nothing to install.
 //
 // External (Config.URL): connect to a NATS server or cluster, 2.14 or
-// newer, with JetStream enabled. Config.Replicas = 3 keeps every queue on
-// three servers, so it survives the loss of one.
+// newer, with JetStream enabled. Config.Replicas = 3 keeps every queue
+// (its jobs, dead letters and consumers) on three servers, so it survives
+// the loss of one: work goes on through the other two, and nothing stored
+// is lost.
 //
 // # Guarantees
 //
@@ -55,8 +57,15 @@
 //     exactly once, with its attempts and last error. A job whose worker
 //     dies every time is dead-lettered too. DeadLetters lists them,
 //     Redrive runs one again.
-//   - Cron jobs are fired by the server: once per activation, however
-//     many instances run, with no leader election.
+//   - Cron jobs run once per activation, however many instances run,
+//     with no leader election: the server fires each activation, and the
+//     worker that gets it stores the next one before running it.
+//     Activations follow package jobs' rules, daylight-saving changes
+//     included (they are computed with jobs/cron, not by the server,
+//     whose cron runs a repeated fixed time twice): a fixed time that a
+//     change skips does not run that day, one that it repeats runs once,
+//     wildcard and stepped fields fire at every real instant that
+//     matches.
 //   - Outages: while the server is unreachable every call fails at once
 //     with ErrUnavailable; workers reconnect and resume by themselves.
 //

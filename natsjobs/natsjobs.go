@@ -36,8 +36,12 @@ type Config struct {
 	// Queues names every queue this client enqueues to or works on:
 	// letters, digits, '-' and '_'. Open creates their streams if missing.
 	Queues []string
-	// Replicas is the number of copies of each stream in a cluster: 1 or
-	// 3 (R3 survives the loss of one server). Zero means 1.
+	// Replicas is the number of copies the cluster keeps of each stream
+	// and consumer this package creates (jobs, dead letters, advisories):
+	// 1, 3 or 5. R3 survives the loss of one server, R5 of two; the
+	// cluster needs at least that many JetStream servers. Zero means 1;
+	// other values are refused (ErrInvalid), and so is more than 1 for
+	// the embedded server. Open updates existing streams to this count.
 	Replicas int
 	// AckWait is how long the server waits for a worker's sign of life
 	// before it gives a delivery to another worker. Running handlers
@@ -71,6 +75,8 @@ func (c *Config) validate() error {
 		c.Replicas = 1
 	case c.Replicas < 0 || c.Replicas > 5:
 		return invalidf("Config: Replicas %d out of range 1..5", c.Replicas)
+	case c.Replicas%2 == 0:
+		return invalidf("Config: Replicas %d: use 1, 3 or 5 (an even count survives no more server losses than one less)", c.Replicas)
 	case c.Replicas > 1 && c.URL == "":
 		return invalidf("Config: Replicas %d needs a cluster (URL); the embedded server is one server", c.Replicas)
 	}
@@ -95,6 +101,8 @@ type Client struct {
 	nc     *nats.Conn
 	js     jetstream.JetStream
 	server *embedded // nil with Config.URL
+
+	schedules sync.Map // cron spec (with its CRON_TZ prefix) -> *cron.Schedule
 
 	mu     sync.Mutex
 	closed bool
@@ -297,7 +305,9 @@ func (c *Client) declare(ctx context.Context, q string) error {
 	}}
 	for _, sc := range streams {
 		if _, err := c.js.CreateOrUpdateStream(ctx, sc); err != nil {
-			return wrap("create stream "+sc.Name, err)
+			// With a cluster too small for Replicas, the server
+			// says "no suitable peers for placement".
+			return wrap(fmt.Sprintf("create stream %s with Replicas %d", sc.Name, sc.Replicas), err)
 		}
 	}
 	// The workers' consumer is configured by Work (its MaxDeliver is the

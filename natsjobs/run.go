@@ -42,6 +42,19 @@ func (w *worker) run(d *delivery) {
 	ctx, cancel := context.WithTimeout(w.ctx, w.c.cfg.Timeout)
 	defer cancel()
 	seq := meta.Sequence.Stream
+	if spec := hdr.Get(hdrCron); spec != "" {
+		// A cron activation stores its successor first; one that is
+		// no longer the job's current activation does not run.
+		current, err := w.rearm(ctx, r, spec, seq)
+		if err != nil {
+			m.NakWithDelay(scheduleLead) // try again, the chain must not break
+			return
+		}
+		if !current {
+			m.Ack()
+			return
+		}
+	}
 	ev := jobs.Event{Run: r.Run, Lateness: max(r.Started.Sub(r.Scheduled), 0)}
 	if r.Attempt > w.opts.Retry.Attempts {
 		// Delivered again after its last attempt without an outcome:

@@ -48,8 +48,9 @@ type WorkOptions struct {
 	// the server confirmed its outcome: Succeeded, Retrying, Failed, or
 	// Canceled for a failed run whose job was cancelled or replaced
 	// meanwhile (neither retried nor dead-lettered). A run whose outcome
-	// was lost with the connection is not reported: it will be delivered
-	// again. Event.Name is empty; OnSkip and OnCancel
+	// was lost with the connection is not reported: it is delivered
+	// again, unless the server had stored the outcome before the
+	// answer was lost (a cluster changing leader). Event.Name is empty; OnSkip and OnCancel
 	// are not used. Hooks run on the worker goroutine that ran the job.
 	Hooks jobs.Hooks
 	// DeadLetter, if set, is called once per job stored in the dead

@@ -1,0 +1,378 @@
+package natsjobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/ttlkit/ttlkit/jobs"
+)
+
+// cluster is three nats-servers in this process, each with JetStream and
+// its own store directory, routed to each other on loopback ports the OS
+// picked (a clustered JetStream server needs its routes up front, so
+// route ports are reserved before the first start; client ports are
+// picked at the first start and kept for restarts).
+type cluster struct {
+	t      testing.TB
+	dirs   [3]string
+	client [3]int // client ports
+	route  [3]int // cluster (route) ports
+	srv    [3]*server.Server
+}
+
+func startCluster(t testing.TB) *cluster {
+	t.Helper()
+	cl := &cluster{t: t}
+	for i := range cl.srv {
+		cl.dirs[i] = t.TempDir()
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cl.route[i] = l.Addr().(*net.TCPAddr).Port
+		l.Close()
+	}
+	var wg sync.WaitGroup
+	for i := range cl.srv {
+		wg.Go(func() { cl.start(i) })
+	}
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+	t.Cleanup(func() {
+		for i := range cl.srv {
+			cl.stop(i)
+		}
+	})
+	return cl
+}
+
+// start starts node i, routed to the two others.
+func (cl *cluster) start(i int) {
+	cl.t.Helper()
+	opts := &server.Options{
+		ServerName: "n" + strconv.Itoa(i),
+		Host:       "127.0.0.1",
+		Port:       cl.client[i],
+		JetStream:  true,
+		StoreDir:   cl.dirs[i],
+		NoLog:      true,
+		NoSigs:     true,
+		Cluster: server.ClusterOpts{
+			Name: "natsjobs-test",
+			Host: "127.0.0.1",
+			Port: cl.route[i],
+		},
+	}
+	if opts.Port == 0 {
+		opts.Port = server.RANDOM_PORT
+	}
+	for j, p := range cl.route {
+		if j != i {
+			opts.Routes = append(opts.Routes, &url.URL{Scheme: "nats", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(p))})
+		}
+	}
+	s, err := server.NewServer(opts)
+	if err != nil {
+		cl.t.Errorf("node %d: %v", i, err)
+		return
+	}
+	s.Start()
+	if !s.ReadyForConnections(30 * time.Second) {
+		cl.t.Errorf("node %d did not start", i)
+		return
+	}
+	cl.srv[i] = s
+	cl.client[i] = s.Addr().(*net.TCPAddr).Port
+}
+
+func (cl *cluster) stop(i int) {
+	if s := cl.srv[i]; s != nil {
+		s.Shutdown()
+		s.WaitForShutdown()
+		cl.srv[i] = nil
+	}
+}
+
+func (cl *cluster) url(i int) string {
+	return fmt.Sprintf("nats://127.0.0.1:%d", cl.client[i])
+}
+
+// open opens a client on node i, waiting (up to a minute) for the cluster
+// to elect its JetStream leaders so that Open can create R3 streams.
+func (cl *cluster) open(i int, cfg Config) *Client {
+	cl.t.Helper()
+	cfg.URL = cl.url(i)
+	if len(cfg.Queues) == 0 {
+		cfg.Queues = []string{"q"}
+	}
+	var err error
+	for wait, deadline := 50*time.Millisecond, time.Now().Add(time.Minute); time.Now().Before(deadline); wait = min(2*wait, time.Second) {
+		var c *Client
+		if c, err = Open(context.Background(), cfg); err == nil {
+			cl.t.Cleanup(func() { c.Close() })
+			return c
+		}
+		<-time.After(wait) // polling the cluster's election, which has no event to wait on
+	}
+	cl.t.Fatalf("Open on node %d: %v", i, err)
+	return nil
+}
+
+// node returns the index of the node named name ("n1").
+func (cl *cluster) node(name string) int {
+	n, err := strconv.Atoi(name[1:])
+	if err != nil || n < 0 || n >= len(cl.srv) {
+		cl.t.Fatalf("unknown node %q", name)
+	}
+	return n
+}
+
+// tally records every handler call and every confirmed success.
+type tally struct {
+	mu       sync.Mutex
+	runs     map[string]int
+	acked    map[string]int
+	ticks    map[int64]int  // cron runs per activation (Unix second of Scheduled)
+	ranJobs  int            // distinct non-cron IDs run
+	progress chan struct{}  // a token per non-cron ID run for the first time
+	tick     chan time.Time // the activation of each cron run
+}
+
+func newTally() *tally {
+	return &tally{runs: map[string]int{}, acked: map[string]int{}, ticks: map[int64]int{}, progress: make(chan struct{}, 1<<16), tick: make(chan time.Time, 1<<10)}
+}
+
+func (ta *tally) handler(ctx context.Context, r Run) error {
+	ta.mu.Lock()
+	defer ta.mu.Unlock()
+	ta.runs[r.ID]++
+	if r.ID == "tick" {
+		ta.ticks[r.Scheduled.Round(time.Second).Unix()]++
+		ta.tick <- r.Scheduled
+	} else if ta.runs[r.ID] == 1 {
+		ta.ranJobs++
+		ta.progress <- struct{}{}
+	}
+	return nil
+}
+
+func (ta *tally) onFinish(e jobs.Event) {
+	if e.Outcome != jobs.Succeeded {
+		return
+	}
+	ta.mu.Lock()
+	defer ta.mu.Unlock()
+	ta.acked[e.ID]++
+}
+
+// waitRan waits until the jobs ids have run; if they have not within
+// 30 s, it fails with the missing ones and the state of the work stream
+// (c is any live client).
+func (ta *tally) waitRan(t testing.TB, c *Client, ids []string) {
+	t.Helper()
+	for {
+		ta.mu.Lock()
+		got := ta.ranJobs
+		ta.mu.Unlock()
+		if got >= len(ids) {
+			return
+		}
+		select {
+		case <-ta.progress:
+			continue
+		case <-time.After(30 * time.Second):
+		}
+		ta.mu.Lock()
+		var missing []string
+		for _, id := range ids {
+			if ta.runs[id] == 0 {
+				missing = append(missing, id)
+			}
+		}
+		ta.mu.Unlock()
+		t.Errorf("%d of %d jobs ran; missing: %v", got, len(ids), missing)
+		if s, err := c.js.Stream(context.Background(), workStream("q")); err == nil {
+			st := s.CachedInfo().State
+			t.Errorf("work stream: %d messages, subjects %v", st.Msgs, st.NumSubjects)
+		}
+		if ci, err := c.js.Consumer(context.Background(), workStream("q"), workerConsumer); err == nil {
+			info := ci.CachedInfo()
+			t.Errorf("consumer: pending %d, ack pending %d, redelivered %d, delivered %+v, ack floor %+v", info.NumPending, info.NumAckPending, info.NumRedelivered, info.Delivered, info.AckFloor)
+		}
+		t.FailNow()
+	}
+}
+
+// enqueueRetrying stores jobs prefix0 ... prefix<n-1> due at at (zero:
+// now) through c, calling again while the cluster is electing a new
+// leader (ErrUnavailable): enqueueing is idempotent by ID.
+func enqueueRetrying(t testing.TB, c *Client, prefix string, n int, at time.Time) []string {
+	t.Helper()
+	batch := make([]Job, n)
+	ids := make([]string, n)
+	for i := range batch {
+		ids[i] = prefix + strconv.Itoa(i)
+		batch[i] = Job{Queue: "q", ID: ids[i]}
+	}
+	var err error
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); {
+		if err = c.EnqueueBatch(context.Background(), at, batch...); err == nil {
+			return ids
+		}
+		if !errors.Is(err, ErrUnavailable) {
+			break
+		}
+		<-time.After(100 * time.Millisecond) // polling the election
+	}
+	t.Fatalf("EnqueueBatch %s: %v", prefix, err)
+	return nil
+}
+
+// The Replicas: 3 proof: three servers, three clients, one worker on each
+// node; the work stream's leader is shut down while jobs (due now, due
+// later, a per-second cron job) are running, and later comes back. Every
+// job runs and is acknowledged once, the cron job runs once per
+// activation, and work goes on through the loss and the return.
+func TestClusterR3LosesNothing(t *testing.T) {
+	cl := startCluster(t)
+	cfg := Config{Replicas: 3, AckWait: 2 * time.Second}
+	var cs [3]*Client
+	for i := range cs {
+		cs[i] = cl.open(i, cfg)
+	}
+	ctx := context.Background()
+	// R5 needs five servers: Open says so.
+	if _, err := Open(ctx, Config{URL: cl.url(0), Queues: []string{"r5"}, Replicas: 5}); err == nil || !strings.Contains(err.Error(), "Replicas 5") {
+		t.Errorf("Open with Replicas 5 on 3 servers: got %v, want an error naming Replicas 5", err)
+	}
+	for _, name := range []string{workStream("q"), deadStream("q"), advStream("q")} {
+		s, err := cs[0].js.Stream(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.CachedInfo().Config.Replicas; got != 3 {
+			t.Errorf("stream %s: Replicas %d, want 3", name, got)
+		}
+	}
+	ta := newTally()
+	opts := WorkOptions{Concurrency: 4, Hooks: jobs.Hooks{OnFinish: ta.onFinish}}
+	for i := range cs {
+		work(t, cs[i], "q", ta.handler, opts)
+	}
+
+	n := size(300, 3000)
+	var ids []string
+	if err := cs[1].EnqueueCron(ctx, Job{Queue: "q", ID: "tick"}, "* * * * * *", nil); err != nil {
+		t.Fatal(err)
+	}
+	ids = append(ids, enqueueRetrying(t, cs[0], "now-a-", n, time.Time{})...)
+	ids = append(ids, enqueueRetrying(t, cs[1], "later-a-", n/2, time.Now().Add(1500*time.Millisecond))...)
+	ta.waitRan(t, cs[0], ids[:n/2])
+	// Open and Work set the consumers up with the same Replicas.
+	for _, cons := range []struct{ stream, name string }{{workStream("q"), workerConsumer}, {advStream("q"), advConsumer}} {
+		ci, err := cs[0].js.Consumer(ctx, cons.stream, cons.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ci.CachedInfo().Config.Replicas; got != 3 {
+			t.Errorf("consumer %s: Replicas %d, want 3", cons.name, got)
+		}
+	}
+
+	s, err := cs[0].js.Stream(ctx, workStream("q"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	leader := s.CachedInfo().Cluster.Leader
+	victim := cl.node(leader)
+	cl.stop(victim)
+	t.Logf("stopped %s, the work stream's leader, after %d runs", leader, n/2)
+	live := cs[(victim+1)%3]
+	ids = append(ids, enqueueRetrying(t, live, "now-b-", n, time.Time{})...)
+	ids = append(ids, enqueueRetrying(t, live, "later-b-", n/2, time.Now().Add(1500*time.Millisecond))...)
+	ta.waitRan(t, live, ids)
+
+	cl.start(victim)
+	restarted := time.Now()
+	back := cl.open(victim, cfg)
+	ids = append(ids, enqueueRetrying(t, back, "back-", n/2, time.Time{})...)
+	ids = append(ids, enqueueRetrying(t, back, "back-later-", n/2, time.Now().Add(1500*time.Millisecond))...)
+	ta.waitRan(t, back, ids)
+	// The cron job still fires after the loss and the return.
+	for at := recv(t, ta.tick, "cron run"); !at.After(restarted); at = recv(t, ta.tick, "cron run after the restart") {
+	}
+	if ok, err := live.Cancel(ctx, "q", "tick"); !ok || err != nil {
+		t.Errorf("Cancel(tick) = %v, %v; want true, nil", ok, err)
+	}
+
+	ta.mu.Lock()
+	defer ta.mu.Unlock()
+	// Lost: never ran. A success whose confirmation was lost with the
+	// leader may have been stored all the same (then the job does not
+	// come back): such runs are counted, not failed.
+	lost, dupAcks, dupRuns, unconfirmed := 0, 0, 0, 0
+	for _, id := range ids {
+		switch {
+		case ta.runs[id] == 0:
+			lost++
+		case ta.runs[id] > 1:
+			dupRuns++
+		}
+		switch {
+		case ta.acked[id] == 0:
+			unconfirmed++
+		case ta.acked[id] > 1:
+			dupAcks++
+		}
+	}
+	if lost != 0 || dupAcks != 0 {
+		t.Errorf("%d jobs: %d lost, %d acknowledged twice; want 0, 0", len(ids), lost, dupAcks)
+	}
+	twice := 0
+	for sec, k := range ta.ticks {
+		if k > 1 {
+			twice++
+			t.Errorf("cron activation %s ran %d times, want 1", time.Unix(sec, 0).UTC().Format(time.TimeOnly), k)
+		}
+	}
+	if len(ta.ticks) < 2 {
+		t.Errorf("cron job ran at %d activations, want several", len(ta.ticks))
+	}
+	t.Logf("%d jobs, %d run more than once and %d with no confirmed outcome (in flight at the loss); cron ran at %d activations", len(ids), dupRuns, unconfirmed, len(ta.ticks))
+}
+
+// Replicas takes 1, 3 or 5; zero means 1. Everything else is refused
+// before anything is sent to a server.
+func TestReplicasValidated(t *testing.T) {
+	for _, tc := range []struct {
+		replicas int
+		want     string
+	}{
+		{-1, "out of range"}, {2, "use 1, 3 or 5"}, {4, "use 1, 3 or 5"}, {6, "out of range"},
+		{3, "needs a cluster"}, {5, "needs a cluster"},
+	} {
+		_, err := Open(context.Background(), Config{Ephemeral: true, Queues: []string{"q"}, Replicas: tc.replicas})
+		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Replicas %d: got %v, want ErrInvalid mentioning %q", tc.replicas, err, tc.want)
+		}
+		cfg := Config{URL: "nats://127.0.0.1:1", Queues: []string{"q"}, Replicas: tc.replicas}
+		if err := cfg.validate(); (err == nil) != (tc.replicas == 3 || tc.replicas == 5) {
+			t.Errorf("Replicas %d with a URL: validate = %v", tc.replicas, err)
+		}
+	}
+	cfg := Config{URL: "nats://127.0.0.1:1", Queues: []string{"q"}}
+	if err := cfg.validate(); err != nil || cfg.Replicas != 1 {
+		t.Errorf("Replicas 0: validate = %v, Replicas %d; want nil, 1", err, cfg.Replicas)
+	}
+}
