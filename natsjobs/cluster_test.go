@@ -376,3 +376,60 @@ func TestReplicasValidated(t *testing.T) {
 		t.Errorf("Replicas 0: validate = %v, Replicas %d; want nil, 1", err, cfg.Replicas)
 	}
 }
+
+// restart starts the stopped nodes again, in parallel (each waits for its
+// routes to the others).
+func (cl *cluster) restart(nodes ...int) {
+	cl.t.Helper()
+	var wg sync.WaitGroup
+	for _, i := range nodes {
+		wg.Go(func() { cl.start(i) })
+	}
+	wg.Wait()
+	if cl.t.Failed() {
+		cl.t.FailNow()
+	}
+}
+
+// A Work call started while the cluster has lost its quorum does not fail:
+// its setup gets ErrUnavailable and is retried, and once the quorum is back
+// it runs the jobs. Calls made meanwhile fail with ErrUnavailable, within
+// Config.Timeout. (Work returned "consumer advisories: context deadline
+// exceeded" when its setup ran during an election.)
+func TestClusterWorkStartsWithoutQuorum(t *testing.T) {
+	cl := startCluster(t)
+	c := cl.open(0, Config{Replicas: 3, Timeout: time.Second})
+	cl.stop(1)
+	cl.stop(2)
+
+	failed := make(chan error, 1)
+	testHookSetupFailed = func(err error) {
+		select {
+		case failed <- err:
+		default:
+		}
+	}
+	t.Cleanup(func() { testHookSetupFailed = nil })
+	ran := make(chan string, 16)
+	stop := work(t, c, "q", func(_ context.Context, r Run) error {
+		ran <- r.ID
+		return nil
+	}, WorkOptions{})
+	if err := recv(t, failed, "failed setup"); !errors.Is(err, ErrUnavailable) {
+		t.Errorf("Work's setup without quorum failed with %v, want ErrUnavailable", err)
+	}
+	if err := c.Enqueue(context.Background(), Job{Queue: "q", ID: "during"}); !errors.Is(err, ErrUnavailable) {
+		t.Errorf("Enqueue without quorum: got %v, want ErrUnavailable", err)
+	}
+
+	cl.restart(1, 2)
+	// "during" may have been stored after all (its answer lost): it may
+	// run too, once.
+	ids := enqueueRetrying(t, c, "after-", 1, time.Time{})
+	for id := recv(t, ran, "run after the quorum returned"); id != ids[0]; id = recv(t, ran, "run of "+ids[0]) {
+		if id != "during" {
+			t.Errorf("ran %q, want %q or %q", id, "during", ids[0])
+		}
+	}
+	stop() // fails the test if Work returned an error
+}

@@ -1,6 +1,7 @@
 package natsjobs
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -14,8 +15,12 @@ var (
 	// ErrClosed is returned by every call after Close.
 	ErrClosed = errors.New("natsjobs: closed")
 	// ErrUnavailable is returned when the server cannot be reached (not
-	// connected, or no answer in time). The call failed fast and nothing
-	// was changed that the caller must undo; retry later. Workers keep
+	// connected, or no answer in time: a cluster electing a leader or
+	// without a quorum). Nothing was changed that the caller must undo,
+	// but a request the server received may have been applied even though
+	// its answer was lost: an Enqueue so reported may have stored the job,
+	// and calling it again is safe while the job is pending (it replaces
+	// it), but enqueues it anew if it already ran. Workers keep
 	// reconnecting on their own and resume when the server is back.
 	ErrUnavailable = errors.New("natsjobs: server unavailable")
 	// ErrInvalid is wrapped by every error about bad input: an empty or
@@ -46,8 +51,18 @@ func wrap(what string, err error) error {
 	return fmt.Errorf("natsjobs: %s: %w", what, err)
 }
 
+// isOutage reports a failure of the server or cluster rather than of the
+// request: no connection, no answer in time (a client-side deadline:
+// jetstream's default timeout, Config.Timeout, or a cluster that lost its
+// leader or quorum and drops requests), or the cluster's own "not now".
 func isOutage(err error) bool {
-	return errors.Is(err, nats.ErrTimeout) ||
+	return errors.Is(err, context.DeadlineExceeded) ||
+		errIs(err, codeClusterNotAvail) ||
+		errIs(err, codeClusterNotLeader) ||
+		errIs(err, codeStreamOffline) ||
+		errIs(err, codeConsumerOffline) ||
+		errIs(err, codeLastSeqNotReady) ||
+		errors.Is(err, nats.ErrTimeout) ||
 		errors.Is(err, nats.ErrNoResponders) ||
 		errors.Is(err, jetstream.ErrNoStreamResponse) ||
 		errors.Is(err, nats.ErrConnectionClosed) ||
@@ -58,3 +73,14 @@ func isOutage(err error) bool {
 		errors.Is(err, jetstream.ErrServerShutdown) ||
 		errors.Is(err, jetstream.ErrJetStreamNotEnabled)
 }
+
+// The server's error codes for a cluster that cannot answer now: no
+// JetStream meta leader or quorum, a stream or consumer whose replicas are
+// offline, a per-subject sequence not yet known to a new leader.
+const (
+	codeClusterNotAvail  jetstream.ErrorCode = 10008
+	codeClusterNotLeader jetstream.ErrorCode = 10009
+	codeStreamOffline    jetstream.ErrorCode = 10118
+	codeConsumerOffline  jetstream.ErrorCode = 10119
+	codeLastSeqNotReady  jetstream.ErrorCode = 10163
+)

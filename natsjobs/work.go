@@ -2,6 +2,7 @@ package natsjobs
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"sync"
 	"time"
@@ -81,9 +82,11 @@ type WorkOptions struct {
 // stops after MaxAttempts deliveries and announces it, and a Work call
 // stores the dead letter.
 //
-// While the server is unreachable Work keeps trying to reconnect and
-// resumes by itself. It returns an error only for bad arguments or when
-// its consumer cannot be set up.
+// While the server is unreachable, or a cluster has no quorum, Work keeps
+// trying and resumes by itself, also when it starts during the outage: it
+// sets its consumers up once the server answers again. It returns an
+// error only for bad arguments or when its consumers cannot be set up for
+// another reason than an outage (ErrUnavailable is retried, not returned).
 func (c *Client) Work(ctx context.Context, queue string, fn Func, opts WorkOptions) error {
 	if err := c.checkQueue(queue); err != nil {
 		return err
@@ -101,9 +104,6 @@ func (c *Client) Work(ctx context.Context, queue string, fn Func, opts WorkOptio
 	if opts.Retry, err = policy(opts.Retry); err != nil {
 		return err
 	}
-	if err := c.ready(); err != nil {
-		return err
-	}
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -114,13 +114,50 @@ func (c *Client) Work(ctx context.Context, queue string, fn Func, opts WorkOptio
 	defer c.works.Done()
 
 	w := &worker{c: c, queue: queue, fn: fn, ctx: context.WithoutCancel(ctx), opts: opts, stopping: make(chan struct{}), runs: make(chan *delivery), live: map[*delivery]bool{}}
-	if err := w.setup(ctx); err != nil {
-		if ctx.Err() != nil {
-			return nil // stopped before it started: nothing was taken
-		}
+	if err := w.setupRetrying(ctx); err != nil {
 		return err
 	}
+	if w.wheel == nil {
+		return nil // stopped before it started: nothing was taken
+	}
 	return w.serve(ctx)
+}
+
+// testHookSetupFailed, if set, is called with each failed setup attempt
+// that Work retries.
+var testHookSetupFailed func(error)
+
+// setupRetrying runs setup until it succeeds, retrying while the server
+// or cluster is unavailable (ErrUnavailable: a leader election, a lost
+// quorum, a disconnection), with a backoff of 100 ms doubling to 2 s. It
+// returns nil with w.wheel unset when ctx ends or the client closes first,
+// and setup's error when it is not an outage.
+func (w *worker) setupRetrying(ctx context.Context) error {
+	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 2*time.Second) {
+		err := w.setup(ctx)
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		if !errors.Is(err, ErrUnavailable) {
+			return err
+		}
+		if h := testHookSetupFailed; h != nil {
+			h(err)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		case <-w.c.stop:
+			t.Stop()
+			return nil
+		}
+	}
 }
 
 // worker is one Work call.
