@@ -42,23 +42,33 @@ func (c *Client) EnqueueBatch(ctx context.Context, at time.Time, batch ...Job) e
 		}
 	}
 	refused, err := c.publishAll(ctx, msgs)
+	// Some IDs had a ready message: withdraw those and store their
+	// schedules on the same condition again, as EnqueueAt does
+	// (replaceReady), until none is refused.
+	for range replaceTries {
+		if err != nil || len(refused) == 0 {
+			return err
+		}
+		again := make([]Job, len(refused))
+		for k, i := range refused {
+			again[k] = batch[i]
+			msgs[k] = msgs[i]
+		}
+		batch, msgs = again, msgs[:len(refused)]
+		if err := c.purgeMany(ctx, batch); err != nil {
+			return err
+		}
+		if h := testHookPurged; h != nil {
+			for _, j := range batch {
+				h(j)
+			}
+		}
+		refused, err = c.publishAll(ctx, msgs)
+	}
 	if err != nil || len(refused) == 0 {
 		return err
 	}
-	// Some IDs had a ready message: withdraw those, as EnqueueAt does,
-	// then store their schedules unconditionally.
-	again := make([]Job, len(refused))
-	for k, i := range refused {
-		again[k] = batch[i]
-		msgs[k] = msgs[i]
-		delete(msgs[k].Header, jetstream.ExpectedLastSubjSeqHeader)
-		delete(msgs[k].Header, jetstream.ExpectedLastSubjSeqSubjHeader)
-	}
-	if err := c.purgeMany(ctx, again); err != nil {
-		return err
-	}
-	_, err = c.publishAll(ctx, msgs[:len(refused)])
-	return err
+	return fmt.Errorf("natsjobs: enqueue batch: ready copies of %d jobs (%s first) kept being stored while they were replaced", len(refused), batch[refused[0]].ID)
 }
 
 // publishAll stores msgs with up to batchWindow requests in flight. It

@@ -57,7 +57,7 @@ func (c *Client) EnqueueCron(ctx context.Context, j Job, spec string, loc *time.
 	// store the first activation only if none fired meanwhile: otherwise
 	// that one's run could replace the new schedule with the old spec's.
 	ready := readySubject(j.Queue, j.ID)
-	for range 10 {
+	for range replaceTries {
 		if _, err := c.purge(ctx, j.Queue, ready); err != nil {
 			return err
 		}

@@ -124,16 +124,39 @@ func hasReady(err error) bool {
 	return errIs(err, jetstream.JSErrCodeStreamWrongLastSequence) || errIs(err, jetstream.JSErrCodeStreamWrongLastSequenceConstant)
 }
 
-// replaceReady withdraws j's ready message, then stores its schedule msg
-// (refused by expectNoReady) unconditionally.
+// replaceReady stores the schedule msg of j, which expectNoReady made
+// conditional and the server refused because the ID has a ready message:
+// it withdraws that message and publishes msg on the same condition again,
+// until the server takes it. The schedule is thus stored only while the ID
+// has no ready message, in the same step: a ready message stored between
+// the purge and the publish (a concurrent Enqueue of the ID, or an
+// activation of its cron schedule firing) is withdrawn by the next try
+// instead of staying beside the new schedule, where it would run too, or
+// re-arm its cron chain over the schedule. Concurrent enqueues of an ID
+// thus leave one of them stored, as if they had run one after the other.
 func (c *Client) replaceReady(ctx context.Context, msg *nats.Msg, j Job) error {
-	if _, err := c.purge(ctx, j.Queue, readySubject(j.Queue, j.ID)); err != nil {
-		return err
+	for range replaceTries {
+		if _, err := c.purge(ctx, j.Queue, readySubject(j.Queue, j.ID)); err != nil {
+			return err
+		}
+		if h := testHookPurged; h != nil {
+			h(j)
+		}
+		if err := c.publish(ctx, msg, "enqueue "+j.ID); !hasReady(err) {
+			return err
+		}
 	}
-	delete(msg.Header, jetstream.ExpectedLastSubjSeqHeader)
-	delete(msg.Header, jetstream.ExpectedLastSubjSeqSubjHeader)
-	return c.publish(ctx, msg, "enqueue "+j.ID)
+	return fmt.Errorf("natsjobs: enqueue %s: a ready copy kept being stored while the job was replaced", j.ID)
 }
+
+// replaceTries bounds replaceReady's purge-and-publish rounds (and
+// EnqueueCron's): each needs a ready message of the ID stored by someone
+// else in the moment between them.
+const replaceTries = 10
+
+// testHookPurged, if set, is called after replaceReady (or EnqueueBatch)
+// purged the ready message of j and before it stores j's schedule.
+var testHookPurged func(j Job)
 
 // prepare validates j and builds its message for time t (see enqueue),
 // after attempts failed ones (retries); later reports a schedule rather

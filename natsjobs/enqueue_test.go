@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/ttlkit/ttlkit/jobs"
 )
 
@@ -277,4 +278,64 @@ func TestEnqueueBatch(t *testing.T) {
 	if st, err := c.Stats(ctx, "q"); err != nil || st.Pending+st.Due != n {
 		t.Errorf("rejected batches stored jobs: Stats = %+v, %v", st, err)
 	}
+}
+
+// A later enqueue of an ID that has a ready message withdraws it, then
+// stores the schedule. A ready copy stored between the two (a concurrent
+// Enqueue of the ID, or an activation of its cron schedule firing; here an
+// Enqueue from the test hook) must not stay beside the new schedule: the
+// ID would run twice, or the activation would re-arm its cron chain over
+// the schedule. The enqueues must leave one job, as if serialized: here
+// the later one, whose store comes last. (replaceReady published
+// unconditionally after its purge, and left both.)
+func TestEnqueueLaterReplacesReadyCopyStoredMeanwhile(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		enqueue func(c *Client, j Job, at time.Time) error
+	}{
+		{"EnqueueAt", func(c *Client, j Job, at time.Time) error { return c.EnqueueAt(context.Background(), j, at) }},
+		{"EnqueueBatch", func(c *Client, j Job, at time.Time) error {
+			return c.EnqueueBatch(context.Background(), at, j)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := open(t, Config{})
+			ctx := context.Background()
+			if err := c.Enqueue(ctx, Job{Queue: "q", ID: "a", Payload: []byte("first")}); err != nil {
+				t.Fatal(err)
+			}
+			raced := 0
+			testHookPurged = func(j Job) {
+				if raced++; raced == 1 {
+					if err := c.Enqueue(ctx, Job{Queue: "q", ID: j.ID, Payload: []byte("racer")}); err != nil {
+						t.Errorf("racing Enqueue: %v", err)
+					}
+				}
+			}
+			defer func() { testHookPurged = nil }()
+			if err := tc.enqueue(c, Job{Queue: "q", ID: "a", Payload: []byte("later")}, time.Now().Add(time.Hour)); err != nil {
+				t.Fatal(err)
+			}
+			if raced < 2 {
+				t.Errorf("the schedule was stored after %d purges, want 2 (one more after the racing Enqueue)", raced)
+			}
+			s, err := c.js.Stream(ctx, workStream("q"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m, err := s.GetLastMsgForSubject(ctx, readySubject("q", "a")); !errors.Is(err, jetstream.ErrMsgNotFound) {
+				t.Errorf("ready message of a: got %q (err %v), want none beside the schedule", msgData(m), err)
+			}
+			if m, err := s.GetLastMsgForSubject(ctx, schedSubject("q", "a")); err != nil || string(m.Data) != "later" {
+				t.Errorf("schedule of a: got %q, %v; want %q", msgData(m), err, "later")
+			}
+		})
+	}
+}
+
+func msgData(m *jetstream.RawStreamMsg) string {
+	if m == nil {
+		return ""
+	}
+	return string(m.Data)
 }
