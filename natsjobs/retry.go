@@ -2,6 +2,8 @@ package natsjobs
 
 import (
 	"fmt"
+	"log/slog"
+	"runtime/debug"
 	"time"
 
 	"github.com/ttlkit/ttlkit/jobs"
@@ -34,9 +36,24 @@ func policy(r jobs.Retry) (jobs.Retry, error) {
 	return r, nil
 }
 
-// retryable reports whether err may be retried under r.
-func retryable(r *jobs.Retry, err error) bool {
-	return !jobs.IsPermanent(err) && (r.If == nil || r.If(err))
+// retryable reports whether err may be retried under r. Retry.If is user
+// code: a panic in it is logged and counts as false, as in package jobs,
+// so that the job is dead-lettered with err instead of taking the worker
+// down with a delivery it never answers.
+func retryable(r *jobs.Retry, err error) (ok bool) {
+	if jobs.IsPermanent(err) {
+		return false
+	}
+	if r.If == nil {
+		return true
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			slog.Error("natsjobs: Retry.If panicked", "err", err, "panic", p, "stack", string(debug.Stack()))
+			ok = false
+		}
+	}()
+	return r.If(err)
 }
 
 // backoff is the wait after failed attempt n (from 1): jobs.Retry.Delay,

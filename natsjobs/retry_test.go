@@ -3,6 +3,7 @@ package natsjobs
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -242,6 +243,38 @@ func TestRetryIf(t *testing.T) {
 	}
 	if d := recv(t, dead, "dead letter"); d.Attempts != 1 {
 		t.Errorf("dead after %d attempts, want 1 (Retry.If refused)", d.Attempts)
+	}
+}
+
+// A panic in Retry.If counts as "not retryable", as in package jobs: the
+// job is dead-lettered at once with the handler's error, and the worker
+// goes on. (The panic went up through the runner goroutine and took the
+// process down.)
+func TestRetryIfPanicIsNotRetryable(t *testing.T) {
+	c := open(t, Config{})
+	dead := make(chan DeadLetter, 10)
+	ran := make(chan string, 10)
+	errJob := errors.New("job failed")
+	work(t, c, "q", func(ctx context.Context, r Run) error {
+		ran <- r.ID
+		if r.ID == "bad" {
+			return errJob
+		}
+		return nil
+	}, WorkOptions{
+		Retry:      jobs.Retry{Attempts: 5, Base: 10 * time.Millisecond, If: func(error) bool { panic("If kaboom") }},
+		DeadLetter: func(d DeadLetter) { dead <- d },
+	})
+	if err := c.Enqueue(context.Background(), Job{Queue: "q", ID: "bad"}); err != nil {
+		t.Fatal(err)
+	}
+	if d := recv(t, dead, "dead letter"); d.Job.ID != "bad" || d.Attempts != 1 || !strings.Contains(d.Err, errJob.Error()) {
+		t.Errorf("dead letter %s after %d attempts with error %q; want bad after 1 with %q", d.Job.ID, d.Attempts, d.Err, errJob)
+	}
+	if err := c.Enqueue(context.Background(), Job{Queue: "q", ID: "next"}); err != nil {
+		t.Fatal(err)
+	}
+	for id := recv(t, ran, "run"); id != "next"; id = recv(t, ran, "run of next") {
 	}
 }
 

@@ -43,7 +43,9 @@ type WorkOptions struct {
 	// except that the zero Retry means 5 attempts 1 s, 2 s, 4 s, 8 s apart
 	// (±10 %) rather than none. All workers of a queue must use the same
 	// Attempts: it is also the server's delivery limit on the queue's
-	// shared consumer, and the last Work call to start sets it.
+	// shared consumer, and the last Work call to start sets it. A panic
+	// in Retry.If is logged and counts as false (the job is
+	// dead-lettered), as in package jobs.
 	Retry jobs.Retry
 	// Hooks observe the runs: OnStart before each attempt, OnFinish after
 	// the server confirmed its outcome: Succeeded, Retrying, Failed, or
