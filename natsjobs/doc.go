@@ -47,7 +47,8 @@
 //   - One of N: each delivery goes to exactly one worker of the queue. A
 //     job runs twice only if a worker died (or lost the server) while
 //     running it, before its success was stored: handlers should be
-//     idempotent. A success the server confirmed is never run again.
+//     idempotent. A success the server confirmed is never run again, and
+//     a job is confirmed (OnFinish: Succeeded) once even when it ran twice.
 //   - Never early: a job runs at or after its time. The server hands it to
 //     a worker up to a second ahead, and the worker holds it in a timing
 //     wheel until it is due, for millisecond precision.

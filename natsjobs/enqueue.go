@@ -345,6 +345,46 @@ func (c *Client) purge(ctx context.Context, queue, subject string) (uint64, erro
 	return r.Purged, nil
 }
 
+// deleteMsg removes the message with stream sequence seq from the
+// queue's work stream; it returns errTaken when no such message is stored.
+// The server applies deletes in order (on every replica), so of two
+// deletes of one message exactly one succeeds.
+func (c *Client) deleteMsg(ctx context.Context, queue string, seq uint64) error {
+	req, _ := json.Marshal(struct {
+		Seq     uint64 `json:"seq"`
+		NoErase bool   `json:"no_erase"`
+	}{seq, true})
+	ctx, cancel := c.timeout(ctx)
+	defer cancel()
+	resp, err := c.nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.DELETE."+workStream(queue), req)
+	if err != nil {
+		return c.apiErr("delete "+strconv.FormatUint(seq, 10), err)
+	}
+	var r struct {
+		Success bool                `json:"success"`
+		Error   *jetstream.APIError `json:"error"`
+	}
+	if err := json.Unmarshal(resp.Data, &r); err != nil {
+		return fmt.Errorf("natsjobs: delete %d: %w", seq, err)
+	}
+	switch {
+	case r.Error == nil && r.Success:
+		return nil
+	case r.Error == nil:
+		return fmt.Errorf("natsjobs: delete %d: %q", seq, resp.Data)
+	case r.Error.ErrorCode == codeSequenceNotFound ||
+		r.Error.ErrorCode == codeMsgDeleteFailed && (r.Error.Description == "no message found" || r.Error.Description == "deleted message"):
+		return errTaken
+	}
+	return c.apiErr("delete "+strconv.FormatUint(seq, 10), r.Error)
+}
+
+// The server's error codes for a delete of a missing message.
+const (
+	codeSequenceNotFound jetstream.ErrorCode = 10043
+	codeMsgDeleteFailed  jetstream.ErrorCode = 10057 // "no message found", "deleted message", others
+)
+
 func (c *Client) timeout(ctx context.Context) (context.Context, context.CancelFunc) {
 	if _, ok := ctx.Deadline(); ok {
 		return ctx, func() {}

@@ -73,7 +73,11 @@ func (w *worker) run(d *delivery) {
 	switch {
 	case ev.Err == nil:
 		ev.Outcome = jobs.Succeeded
-		confirmed = m.DoubleAck(ctx)
+		if meta.NumDelivered > 1 || time.Since(d.received) > w.c.cfg.AckWait/2 {
+			confirmed = w.succeedOnce(ctx, m, seq)
+		} else {
+			confirmed = m.DoubleAck(ctx)
+		}
 	case !retryable(&w.opts.Retry, ev.Err) || r.Attempt >= w.opts.Retry.Attempts:
 		ev.Outcome = jobs.Failed
 		if gone, err := w.withdrawn(ctx, seq); err != nil {
@@ -94,6 +98,34 @@ func (w *worker) run(d *delivery) {
 		hook(w.opts.Hooks.OnFinish, ev)
 	}
 }
+
+// succeedOnce stores the success of a delivery that another worker may
+// have run as well: a redelivery, whose earlier holder may still be
+// running it, or a delivery held longer than AckWait/2, which the server
+// may have given to another worker meanwhile (its claim lapsed: the
+// keeper's signals were lost in a cluster's leader change, or the process
+// stalled). The server confirms the acknowledgement of every delivery of a
+// message, the stale one's too, so two such runs would both be confirmed.
+// Instead, the first to delete the message from the work stream, by
+// sequence, stores the outcome; the other one finds it gone and is not
+// confirmed (errTaken), like a run whose job was cancelled meanwhile. Both
+// then acknowledge, and wait for it, so that the server's pending entry is
+// cleared (Stats) by the time OnFinish runs; the outcome does not depend
+// on that answer. (A delivery acked
+// within AckWait/2 of its receipt, and not a redelivery, was held by no
+// one else: it keeps the single round trip of a double acknowledgement.)
+func (w *worker) succeedOnce(ctx context.Context, m jetstream.Msg, seq uint64) error {
+	err := w.c.deleteMsg(ctx, w.queue, seq)
+	if err != nil && !errors.Is(err, errTaken) {
+		return err // no acknowledgement: redelivered if it is still stored
+	}
+	m.DoubleAck(ctx)
+	return err
+}
+
+// errTaken is succeedOnce's answer when the message was gone: another run
+// of the job stored its outcome, or it was cancelled or replaced.
+var errTaken = errors.New("natsjobs: outcome stored by another run")
 
 // call runs the handler and turns a panic into an error. (The keeper,
 // not call, tells the server the delivery is in progress.)

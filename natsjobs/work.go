@@ -53,7 +53,11 @@ type WorkOptions struct {
 	// meanwhile (neither retried nor dead-lettered). A run whose outcome
 	// was lost with the connection is not reported: it is delivered
 	// again, unless the server had stored the outcome before the
-	// answer was lost (a cluster changing leader). Event.Name is empty; OnSkip and OnCancel
+	// answer was lost (a cluster changing leader). A job that ran twice
+	// because its first worker's claim lapsed (a cluster changing
+	// leader, a stalled process) is reported Succeeded once, for the run
+	// whose success was stored first; the other success is not reported.
+	// Event.Name is empty; OnSkip and OnCancel
 	// are not used. Hooks run on the worker goroutine that ran the job.
 	Hooks jobs.Hooks
 	// DeadLetter, if set, is called once per job stored in the dead
@@ -186,9 +190,10 @@ type worker struct {
 
 // delivery is a message received and not yet run.
 type delivery struct {
-	msg   jetstream.Msg
-	due   time.Time
-	timer timingwheel.Timer[*delivery]
+	msg      jetstream.Msg
+	received time.Time // when receive got it (monotonic)
+	due      time.Time
+	timer    timingwheel.Timer[*delivery]
 }
 
 // setup creates or updates the queue's shared consumers and the wheel.
@@ -243,8 +248,11 @@ func (w *worker) serve(ctx context.Context) error {
 		w.wheel.Stop()
 		return w.c.apiErr("consume advisories", err)
 	}
-	kept := make(chan struct{})
-	go w.keep(kept)
+	kept, keeperDone := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(keeperDone)
+		w.keep(kept)
+	}()
 	select {
 	case <-ctx.Done():
 	case <-w.c.stop:
@@ -266,6 +274,7 @@ func (w *worker) serve(ctx context.Context) error {
 	w.mu.Unlock()
 	w.wg.Wait()
 	close(kept)
+	<-keeperDone // Work returns with none of its goroutines left
 	return nil
 }
 
@@ -282,6 +291,9 @@ func (w *worker) keep(kept chan struct{}) {
 		case <-kept:
 			return
 		}
+		if testHookNoKeep {
+			continue
+		}
 		w.mu.Lock()
 		for d := range w.live {
 			batch = append(batch, d)
@@ -295,6 +307,10 @@ func (w *worker) keep(kept chan struct{}) {
 	}
 }
 
+// testHookNoKeep, if set before Work starts, stops the keeper from telling
+// the server anything, so that the claims of long runs lapse.
+var testHookNoKeep bool
+
 // done forgets a delivery whose outcome was sent (or that was given back).
 func (w *worker) done(d *delivery) {
 	w.mu.Lock()
@@ -305,7 +321,7 @@ func (w *worker) done(d *delivery) {
 // receive is the consumer's callback (one message at a time): a due
 // delivery goes to a runner, an early one waits in the wheel.
 func (w *worker) receive(m jetstream.Msg) {
-	d := &delivery{msg: m}
+	d := &delivery{msg: m, received: time.Now()}
 	d.timer.Value = d
 	w.mu.Lock()
 	w.live[d] = false

@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/ttlkit/ttlkit/jobs"
 )
 
 func TestEnqueueRunsEachJobOnce(t *testing.T) {
@@ -152,5 +155,57 @@ func TestWorkCancelledDuringSetup(t *testing.T) {
 	cancel()
 	if err := c.Work(ctx, "q", func(context.Context, Run) error { return nil }, WorkOptions{}); err != nil {
 		t.Errorf("Work with a cancelled ctx: %v, want nil", err)
+	}
+}
+
+// Two runs of one job whose first claim lapsed (here the keeper is off; in
+// a cluster its signals are lost while the consumer elects a leader): the
+// server confirms the acknowledgement of every delivery of a message, so
+// both successes used to be confirmed and reported, whichever finished
+// first (the cluster test's "acknowledged twice"). Now the first to delete
+// the message stores the outcome: one Succeeded, in either order.
+func TestLapsedClaimSucceedsOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		first int // the attempt whose outcome is stored first
+	}{{"RedeliveryStoresFirst", 2}, {"LapsedRunStoresFirst", 1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			testHookNoKeep = true
+			t.Cleanup(func() { testHookNoKeep = false })
+			c := open(t, Config{AckWait: time.Second})
+			started := [3]chan struct{}{nil, make(chan struct{}), make(chan struct{})}
+			stored := make(chan struct{}) // the first success was reported
+			var once sync.Once
+			succeeded := make(chan jobs.Event, 4)
+			stop := work(t, c, "q", func(_ context.Context, r Run) error {
+				if r.Attempt > 2 {
+					t.Errorf("attempt %d, want 2 at most", r.Attempt)
+					return nil
+				}
+				close(started[r.Attempt])
+				<-started[3-r.Attempt] // both running
+				if r.Attempt != tc.first {
+					<-stored
+				}
+				return nil
+			}, WorkOptions{Concurrency: 2, Hooks: jobs.Hooks{OnFinish: func(e jobs.Event) {
+				if e.Outcome == jobs.Succeeded {
+					succeeded <- e
+					once.Do(func() { close(stored) })
+				}
+			}}})
+			if err := c.Enqueue(context.Background(), Job{Queue: "q", ID: "a"}); err != nil {
+				t.Fatal(err)
+			}
+			if e := recv(t, succeeded, "success"); e.Attempt != tc.first {
+				t.Errorf("success of attempt %d, want %d (the first to store it)", e.Attempt, tc.first)
+			}
+			// Once Work returned, both runs' outcomes were reported.
+			stop()
+			close(succeeded)
+			for e := range succeeded {
+				t.Errorf("second success reported (attempt %d), want one in all", e.Attempt)
+			}
+		})
 	}
 }
