@@ -111,9 +111,9 @@ func (w *worker) run(d *delivery) {
 // confirmed (errTaken), like a run whose job was cancelled meanwhile. Both
 // then acknowledge, and wait for it, so that the server's pending entry is
 // cleared (Stats) by the time OnFinish runs; the outcome does not depend
-// on that answer. (A delivery acked
-// within AckWait/2 of its receipt, and not a redelivery, was held by no
-// one else: it keeps the single round trip of a double acknowledgement.)
+// on that answer. (A delivery acked within AckWait/2 of its receipt, and
+// not a redelivery, was held by no one else: it keeps the single round
+// trip of a double acknowledgement.)
 func (w *worker) succeedOnce(ctx context.Context, m jetstream.Msg, seq uint64) error {
 	err := w.c.deleteMsg(ctx, w.queue, seq)
 	if err != nil && !errors.Is(err, errTaken) {
