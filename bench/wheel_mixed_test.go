@@ -95,8 +95,9 @@ var (
 //
 // Reported: base-ms/s and far-ms/s, the mean process CPU (getrusage) per
 // second of the windows without and with the far timers; added-ms/s, their
-// difference; added-se-ms/s, its standard error from the spread of the
-// windows; base-fires/s and far-fires/s, the short timers fired per second,
+// difference, which is also the mean of the cycles' differences;
+// added-se-ms/s, its standard error from the spread of the cycles'
+// differences (reported with two cycles or more); base-fires/s and far-fires/s, the short timers fired per second,
 // which check that every implementation kept up with the same work. -short
 // uses 16Ki far timers and 200 ms windows.
 func BenchmarkWheelMixed(b *testing.B) {
@@ -138,11 +139,14 @@ func BenchmarkWheelMixed(b *testing.B) {
 				// first window's settling pause.
 				time.Sleep(mixedShortMax)
 				for b.Loop() {
-					m.base = append(m.base, m.measure())
+					b1 := m.measure()
 					m.setFar(b)
-					m.far = append(m.far, m.measure(), m.measure())
+					f1, f2 := m.measure(), m.measure()
 					m.removeFar(b)
-					m.base = append(m.base, m.measure())
+					b2 := m.measure()
+					m.base = append(m.base, b1, b2)
+					m.far = append(m.far, f1, f2)
+					m.added = append(m.added, (f1.cpu+f2.cpu-b1.cpu-b2.cpu)/2)
 				}
 				m.report(b)
 			})
@@ -163,6 +167,7 @@ type mixedRun struct {
 
 	removed   time.Time // when the far timers were last removed
 	base, far []mixedWindow
+	added     []float64 // per cycle, the far windows' mean CPU minus the base ones'
 }
 
 // A mixedWindow is one measuring window's CPU and firings per second.
@@ -211,33 +216,32 @@ func (m *mixedRun) measure() mixedWindow {
 
 func (m *mixedRun) report(b *testing.B) {
 	b.Logf("cpu-ms/s of each window: base %s, far %s", windowList(m.base), windowList(m.far))
-	bCPU, bVar, bFires := windowStats(m.base)
-	fCPU, fVar, fFires := windowStats(m.far)
+	bCPU, bFires := windowStats(m.base)
+	fCPU, fFires := windowStats(m.far)
 	b.ReportMetric(bCPU, "base-ms/s")
 	b.ReportMetric(fCPU, "far-ms/s")
-	b.ReportMetric(fCPU-bCPU, "added-ms/s")
-	b.ReportMetric(math.Sqrt(bVar/float64(len(m.base))+fVar/float64(len(m.far))), "added-se-ms/s")
+	b.ReportMetric(fCPU-bCPU, "added-ms/s") // the mean of m.added
+	if n := len(m.added); n > 1 {
+		mean := fCPU - bCPU
+		var ss float64
+		for _, a := range m.added {
+			ss += (a - mean) * (a - mean)
+		}
+		b.ReportMetric(math.Sqrt(ss/float64(n-1)/float64(n)), "added-se-ms/s")
+	}
 	b.ReportMetric(bFires, "base-fires/s")
 	b.ReportMetric(fFires, "far-fires/s")
 	b.ReportMetric(0, "ns/op")
 }
 
-// windowStats returns the mean CPU of ws, its sample variance (0 for a
-// single window) and the mean firing rate.
-func windowStats(ws []mixedWindow) (cpu, cpuVar, fires float64) {
+// windowStats returns the mean CPU and firing rate of ws.
+func windowStats(ws []mixedWindow) (cpu, fires float64) {
 	for _, w := range ws {
 		cpu += w.cpu
 		fires += w.fires
 	}
 	n := float64(len(ws))
-	cpu, fires = cpu/n, fires/n
-	if len(ws) > 1 {
-		for _, w := range ws {
-			cpuVar += (w.cpu - cpu) * (w.cpu - cpu)
-		}
-		cpuVar /= n - 1
-	}
-	return cpu, cpuVar, fires
+	return cpu / n, fires / n
 }
 
 // windowList formats the windows' CPU, in the order measured.

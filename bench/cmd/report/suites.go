@@ -150,7 +150,7 @@ var suites = []suite{
 			"windows without, with, with and without the far timers, set and removed between windows, with the " +
 			"heap collected and returned to the system before every window. `base-ms/s` and `far-ms/s` are the " +
 			"mean CPU ms per second of the windows without and with them, `added-ms/s` the difference and " +
-			"`added-se-ms/s` its standard error; the fires/s columns check that every implementation kept up. " +
+			"`added-se-ms/s` its standard error over the cycles; the fires/s columns check that every implementation kept up. " +
 			"ttlkit runs the re-arming callback inline (`WithInline`); `afterfunc` is one runtime timer per key. " +
 			"Three cycles in one process.",
 		Bench:          `^BenchmarkWheelMixed$`,
