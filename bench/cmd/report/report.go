@@ -392,6 +392,7 @@ func writeTable(p *mdWriter, rep *report, s suite, t Table) {
 		p.line("### " + name)
 	}
 	p.line("")
+	t.Units = columnOrder(t.Units, s.Columns)
 	unit := ratioUnit(t, s.Ratio)
 	hasRef := false
 	hasGroups, hasImpls := false, false
@@ -493,6 +494,23 @@ func writeTable(p *mdWriter, rep *report, s suite, t Table) {
 		}
 	}
 	p.line("")
+}
+
+// columnOrder returns units with those listed in first moved to the front,
+// in first's order; the others keep their order. units is not modified.
+func columnOrder(units, first []string) []string {
+	out := make([]string, 0, len(units))
+	for _, u := range first {
+		if slices.Contains(units, u) {
+			out = append(out, u)
+		}
+	}
+	for _, u := range units {
+		if !slices.Contains(out, u) {
+			out = append(out, u)
+		}
+	}
+	return out
 }
 
 // anchor is GitHub's heading anchor for a heading text: lower case, spaces

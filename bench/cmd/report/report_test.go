@@ -726,3 +726,29 @@ func TestWriteTableWithoutImpls(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteTableColumns: a suite's Columns come first in its tables, in its
+// order, whatever order go test printed the units in (sorted by name); the
+// units it does not list follow.
+func TestWriteTableColumns(t *testing.T) {
+	const lines = "BenchmarkWheelMixed/1msx2048/impl=ttlkit-2 \t 3\t 1.314 added-ms/s\t 2.333 added-se-ms/s\t 5690 base-fires/s\t 53.17 base-ms/s\t 5690 far-fires/s\t 54.49 far-ms/s\t 7 other/s\n" +
+		"BenchmarkWheelMixed/1msx2048/impl=gozero-2 \t 3\t 168.8 added-ms/s\t 4.095 added-se-ms/s\t 5213 base-fires/s\t 60.40 base-ms/s\t 5183 far-fires/s\t 229.2 far-ms/s\n"
+	out, err := parseOutput(strings.NewReader(lines))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := suiteByID(t, "wheelmixed")
+	s.Columns = []string{"base-ms/s", "far-ms/s", "nosuch/s", "added-ms/s"}
+	var b strings.Builder
+	writeTable(&mdWriter{w: &b}, &report{}, s, buildTables(out.Results)[0])
+	got := strings.Split(b.String(), "\n")
+	for _, w := range []string{
+		"| benchmark | impl | `base-ms/s` | `far-ms/s` | `added-ms/s` | `added-se-ms/s` | `base-fires/s` | `far-fires/s` | `other/s` | × best | × gozero |",
+		"| 1msx2048 | **ttlkit** | 53.2 | 54.5 | 1.31 | 2.33 | 5690 | 5690 | 7 | **1.00×** | 0.24× |",
+		"|  | gozero | 60.4 | 229 | 169 | 4.09 | 5213 | 5183 |  | 4.21× | 1.00× |",
+	} {
+		if !slices.Contains(got, w) {
+			t.Errorf("the table lacks the line\n%s\ngot:\n%s", w, b.String())
+		}
+	}
+}
