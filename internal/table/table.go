@@ -48,6 +48,7 @@ import (
 	"math/bits"
 	"reflect"
 	"sync/atomic"
+	"unsafe"
 )
 
 const (
@@ -199,6 +200,15 @@ func (t *Table[K, E]) Get(key K, h uint64) *E {
 		}
 		g = (g + step) & a.mask
 	}
+}
+
+// Prefetch starts loading the group at which a probe for hash h begins,
+// without waiting for it, so that a caller can overlap that cache miss
+// with other work before Get, Find or Delete. It takes no lock and has no
+// effect on the table's contents.
+func (t *Table[K, E]) Prefetch(h uint64) {
+	a := t.arr.Load()
+	prefetch(unsafe.Pointer(&a.groups[h&a.mask]))
 }
 
 // find returns the group and slot index of key's entry, or ok == false and

@@ -432,3 +432,21 @@ func TestSelfEqual(t *testing.T) {
 		}
 	}
 }
+
+func TestPrefetchTakesAnyHash(t *testing.T) {
+	tb := New[string, entry](keyOf, 0)
+	for _, n := range []int{0, 1, 100, 5000} {
+		for i := range n {
+			tb.Put(&entry{key: fmt.Sprint(i)}, tb.Hash(fmt.Sprint(i)))
+		}
+		// Every hash maps to a group of the current array: an index out
+		// of range panics.
+		for _, h := range []uint64{0, 1, 1 << 63, ^uint64(0), tb.Hash("x")} {
+			tb.Prefetch(h)
+		}
+		if got, want := tb.Len(), n; got != want {
+			t.Fatalf("Len = %d after Prefetch, want %d", got, want)
+		}
+		tb.Clear()
+	}
+}
