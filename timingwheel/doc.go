@@ -88,7 +88,7 @@
 // and is moved down as its time approaches: it is looked at once per
 // level at most (a handful in all, whatever the delay). Memory: one
 // Timer per pending timer (64 bytes for a string key and an int value)
-// plus a 9-byte index slot at 7/16 to 7/8 load, about 85 bytes per timer
+// plus a 9-byte index slot at 7/16 to 7/8 load, about 83 bytes per timer
 // at a million.
 //
 // # Observing

@@ -211,10 +211,15 @@ func (k *keyed[K, V]) set(key K, value V, delay time.Duration, store bool) error
 	if k.d.stopped.Load() {
 		return ErrClosed
 	}
-	want := k.d.callerDeadline(delay)
 	h := maphash.Comparable(k.seed, key)
 	i := table.Shard(h, k.shards.len())
 	sh := k.shards.get(i)
+	if sh != nil {
+		// In a large index the lookup below misses the cache: start that
+		// load now, so that it overlaps the clock reading.
+		sh.tab.Prefetch(h)
+	}
+	want := k.d.callerDeadline(delay)
 	if !store && (sh == nil || k.moveLater(key, h, sh, want)) {
 		return nil
 	}

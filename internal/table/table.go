@@ -23,11 +23,14 @@
 //
 // # Layout
 //
-// Slots come in groups of eight: a word of eight tags (one byte each:
-// empty, deleted, or 0x80 | seven bits of the hash) and eight entry
-// pointers. A probe loads one tag word, matches the key's tag against all
-// eight bytes at once, and dereferences only the entries whose tag
-// matches; it stops at the first group with an empty slot. Groups are
+// Slots come in groups of seven, each group one 64-byte cache line: a
+// word of tags (one byte each: empty, deleted, or 0x80 | seven bits of the
+// hash; the eighth byte is unused and zero) and seven entry pointers. A
+// probe loads one tag word, matches the key's tag against all seven bytes
+// at once, and dereferences only the entries whose tag matches; it stops
+// at the first group with an empty slot. The slot a tag names is on the
+// line the probe has just loaded, so finding or inserting a key costs one
+// miss in a large index, not two when a group straddles lines. Groups are
 // probed in triangular order, which visits every group of a power-of-two
 // array once.
 //
@@ -45,18 +48,24 @@ import (
 	"math/bits"
 	"reflect"
 	"sync/atomic"
+	"unsafe"
 )
 
 const (
-	groupSize = 8
+	// groupSize is the slots per group: seven, so that a group (a tag
+	// word and seven pointers) is exactly one 64-byte cache line and a
+	// probe that finds a tag finds its slot on the same line. The tag
+	// word's top byte is never used and stays zero.
+	groupSize = 7
 	tagEmpty  = 0x00
 	tagDead   = 0x01 // a deleted slot: probes go on past it
 	tagFull   = 0x80 // set in every full slot's tag
 
 	lsb = 0x0101010101010101
-	msb = 0x8080808080808080
+	// lanes is the high bit of each of the seven tag bytes in use.
+	lanes = 0x0080808080808080
 
-	// minGroups is the smallest array: 8 slots.
+	// minGroups is the smallest array: one group, 7 slots.
 	minGroups = 1
 )
 
@@ -121,6 +130,12 @@ func groupsFor(n int) int {
 	return 1 << bits.Len(uint(g-1))
 }
 
+// newArray allocates groups (a power of two) groups. The runtime places an
+// array of up to 8 groups, or of 512 and more, at a multiple of 64 bytes,
+// so that every group is one cache line (pinned by
+// TestGroupsAreCacheLines); sizes in between carry an 8-byte allocation
+// header and are off by 8, but at 16 KiB or less they stay in the
+// processor's caches anyway.
 func newArray[E any](groups int) *array[E] {
 	return &array[E]{groups: make([]group[E], groups), mask: uint64(groups - 1)}
 }
@@ -154,14 +169,14 @@ func tagOf(h uint64) uint64 { return tagFull | h>>57 }
 // classic SWAR borrow), which the key comparison then rejects.
 func matches(tags, tag uint64) uint64 {
 	x := tags ^ (lsb * tag)
-	return (x - lsb) &^ x & msb
+	return (x - lsb) &^ x & lanes
 }
 
 // empties returns the high bit of every empty byte of tags.
 func empties(tags uint64) uint64 {
 	// A byte is empty iff it is zero: neither its high bit (full) nor its
-	// low bit (deleted) is set.
-	return ^(tags | tags<<7) & msb
+	// low bit (deleted) is set. The unused top byte is not a slot.
+	return ^(tags | tags<<7) & lanes
 }
 
 // Get returns the entry with key, or nil. h must be t.Hash(key). It takes
@@ -187,6 +202,15 @@ func (t *Table[K, E]) Get(key K, h uint64) *E {
 	}
 }
 
+// Prefetch starts loading the group at which a probe for hash h begins,
+// without waiting for it, so that a caller can overlap that cache miss
+// with other work before Get, Find or Delete. It takes no lock and has no
+// effect on the table's contents.
+func (t *Table[K, E]) Prefetch(h uint64) {
+	a := t.arr.Load()
+	prefetch(unsafe.Pointer(&a.groups[h&a.mask]))
+}
+
 // find returns the group and slot index of key's entry, or ok == false and
 // the first free slot (deleted or empty) on its probe sequence. Writer only.
 func (t *Table[K, E]) find(a *array[E], key K, h uint64) (grp *group[E], i int, ok bool) {
@@ -205,7 +229,7 @@ func (t *Table[K, E]) find(a *array[E], key K, h uint64) (grp *group[E], i int, 
 		}
 		if free == nil {
 			// Full slots have the high bit set; free ones do not.
-			if m := ^tags & msb; m != 0 {
+			if m := ^tags & lanes; m != 0 {
 				free, freeAt = grp, bits.TrailingZeros64(m)>>3
 			}
 		}
@@ -356,7 +380,7 @@ func (t *Table[K, E]) rebuild(n int) {
 	for gi := range old.groups {
 		grp := &old.groups[gi]
 		tags := grp.tags.Load()
-		for m := tags & msb; m != 0; m &= m - 1 {
+		for m := tags & lanes; m != 0; m &= m - 1 {
 			i := bits.TrailingZeros64(m) >> 3
 			e := grp.slots[i].Load()
 			h := t.Hash(t.keyOf(e))
@@ -389,7 +413,7 @@ func (t *Table[K, E]) All(f func(*E) bool) {
 	a := t.arr.Load()
 	for gi := range a.groups {
 		grp := &a.groups[gi]
-		for m := grp.tags.Load() & msb; m != 0; m &= m - 1 {
+		for m := grp.tags.Load() & lanes; m != 0; m &= m - 1 {
 			if !f(grp.slots[bits.TrailingZeros64(m)>>3].Load()) {
 				return
 			}

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"unsafe"
 )
 
 type entry struct {
@@ -26,6 +27,9 @@ func checkInvariants(t *testing.T, tb *Table[string, entry]) {
 	for gi := range a.groups {
 		grp := &a.groups[gi]
 		tags := grp.tags.Load()
+		if top := tags >> (8 * groupSize); top != 0 {
+			t.Fatalf("group %d: unused tag byte %#x, want 0", gi, top)
+		}
 		for i := range groupSize {
 			tag := tags >> (8 * i) & 0xff
 			e := grp.slots[i].Load()
@@ -155,22 +159,46 @@ func FuzzTable(f *testing.F) {
 }
 
 func TestMatches(t *testing.T) {
-	tags := uint64(0x81)<<0 | uint64(tagDead)<<8 | uint64(0xff)<<16 | uint64(0x81)<<56
-	if got, want := matches(tags, 0x81), uint64(0x80)|uint64(0x80)<<56; got&want != want {
+	tags := uint64(0x81)<<0 | uint64(tagDead)<<8 | uint64(0xff)<<16 | uint64(0x81)<<48
+	if got, want := matches(tags, 0x81), uint64(0x80)|uint64(0x80)<<48; got&want != want {
 		t.Errorf("matches(%#x, 0x81) = %#x, want at least %#x", tags, got, want)
 	}
-	if got := empties(tags); got != 0x0080_8080_8000_0000 {
-		t.Errorf("empties(%#x) = %#x, want %#x", tags, got, uint64(0x0080_8080_8000_0000))
+	if got := empties(tags); got != 0x0000_8080_8000_0000 {
+		t.Errorf("empties(%#x) = %#x, want %#x", tags, got, uint64(0x0000_8080_8000_0000))
 	}
-	if got := empties(0); got != msb {
-		t.Errorf("empties(0) = %#x, want %#x", got, uint64(msb))
+	// The eighth byte is not a slot: it never matches and is never empty.
+	if got := empties(0); got != lanes {
+		t.Errorf("empties(0) = %#x, want %#x", got, uint64(lanes))
+	}
+	if got := matches(0x81<<56, 0x81); got != 0 {
+		t.Errorf("matches(%#x, 0x81) = %#x, want 0", uint64(0x81<<56), got)
+	}
+}
+
+func TestGroupsAreCacheLines(t *testing.T) {
+	if got := unsafe.Sizeof(group[entry]{}); got != 64 {
+		t.Fatalf("group size %d bytes, want 64", got)
+	}
+	// Arrays from 1 KiB to 16 KiB carry the runtime's 8-byte allocation
+	// header and start 8 bytes into a line; they fit in the processor's
+	// caches anyway. Larger ones, where misses matter, are aligned.
+	for groups := 1; groups <= 1<<14; groups *= 2 {
+		if groups > 8 && groups < 512 {
+			continue
+		}
+		for range 4 {
+			a := newArray[entry](groups)
+			if off := uintptr(unsafe.Pointer(&a.groups[0])) % 64; off != 0 {
+				t.Fatalf("%d groups at offset %d in a cache line, want 0", groups, off)
+			}
+		}
 	}
 }
 
 func TestGrowsAndShrinks(t *testing.T) {
 	tb := New[string, entry](keyOf, 0)
-	if got := tb.Slots(); got != 8 {
-		t.Fatalf("empty table: %d slots, want 8", got)
+	if got := tb.Slots(); got != groupSize {
+		t.Fatalf("empty table: %d slots, want %d", got, groupSize)
 	}
 	const n = 10_000
 	es := make([]*entry, n)
@@ -402,5 +430,23 @@ func TestSelfEqual(t *testing.T) {
 		if tt.got != tt.want {
 			t.Errorf("SelfEqual[%s]() = %v, want %v", tt.name, tt.got, tt.want)
 		}
+	}
+}
+
+func TestPrefetchTakesAnyHash(t *testing.T) {
+	tb := New[string, entry](keyOf, 0)
+	for _, n := range []int{0, 1, 100, 5000} {
+		for i := range n {
+			tb.Put(&entry{key: fmt.Sprint(i)}, tb.Hash(fmt.Sprint(i)))
+		}
+		// Every hash maps to a group of the current array: an index out
+		// of range panics.
+		for _, h := range []uint64{0, 1, 1 << 63, ^uint64(0), tb.Hash("x")} {
+			tb.Prefetch(h)
+		}
+		if got, want := tb.Len(), n; got != want {
+			t.Fatalf("Len = %d after Prefetch, want %d", got, want)
+		}
+		tb.Clear()
 	}
 }
