@@ -82,19 +82,14 @@ func (c *clock) tick(s *Scheduler) time.Duration {
 // rearmWall re-arms every wall-clock job from the current wall clock.
 func (s *Scheduler) rearmWall() {
 	defer s.bg.Done()
-	s.mu.Lock()
-	var wall []*job
-	for _, j := range s.jobs {
-		if j.plan == planWall {
-			wall = append(wall, j)
+	s.jobs.all(func(j *job) {
+		if j.plan != planWall {
+			return
 		}
-	}
-	s.mu.Unlock()
-	for _, j := range wall {
 		j.mu.Lock()
 		if !j.done && !j.next.IsZero() {
 			_ = s.arm(j, time.Now())
 		}
 		j.mu.Unlock()
-	}
+	})
 }

@@ -911,9 +911,7 @@ func TestRunCountSaturates(t *testing.T) {
 		s, r := newScheduler(t, Options{})
 		defer shutdown(t, s)
 		mustAdd(t, s, "j", Every(time.Second), noop)
-		s.mu.Lock()
-		j := s.jobs["j"]
-		s.mu.Unlock()
+		j := s.jobs.get("j")
 		j.mu.Lock()
 		j.runs = math.MaxInt32 - 1
 		j.mu.Unlock()
@@ -937,9 +935,7 @@ func TestRetryAttemptsAboveInt32(t *testing.T) {
 		s, r := newScheduler(t, Options{})
 		defer shutdown(t, s)
 		mustAdd(t, s, "j", After(time.Hour), fail, JobOptions{Retry: Retry{Attempts: math.MaxInt}})
-		s.mu.Lock()
-		j := s.jobs["j"]
-		s.mu.Unlock()
+		j := s.jobs.get("j")
 		// Start the occurrence's attempt 2^31-1 at once, as if the earlier
 		// ones had failed.
 		now := time.Now()
