@@ -16,15 +16,15 @@ const nextTick = time.Nanosecond
 // of a cancelled job, or one whose occurrence moved) does nothing, and
 // hands due runs to the pool. Its result re-arms the timer (see
 // timingwheel.NewScheduler).
-func (s *Scheduler) fire(t *timingwheel.Timer[*entry], now time.Time) time.Duration {
-	e := t.Value
-	switch {
-	case e.j == nil:
+func (s *Scheduler) fire(t *timingwheel.Timer[*job], now time.Time) time.Duration {
+	switch j := t.Value; {
+	case j == nil:
 		return s.clock.tick(s)
-	case e.r != nil:
-		return s.fireRetry(e.r)
+	case t != &j.tw:
+		return s.fireRetry(j, t)
+	default:
+		return s.fireJob(j, now)
 	}
-	return s.fireJob(e.j, now)
 }
 
 func (s *Scheduler) fireJob(j *job, now time.Time) time.Duration {
@@ -160,23 +160,28 @@ func (s *Scheduler) skip(j *job, due time.Time) {
 	}
 }
 
-func (s *Scheduler) fireRetry(r *retry) time.Duration {
-	j := r.j
+// fireRetry is the firing of the retry of j whose timer is t. Its retry
+// is found in j's list of armed ones, which is short (one per occurrence
+// failing at once); one no longer there was cancelled.
+func (s *Scheduler) fireRetry(j *job, t *timingwheel.Timer[*job]) time.Duration {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if j.done || r.gen != j.gen {
+	if j.done || j.busy == nil {
+		return 0
+	}
+	p := &j.busy.retries
+	for *p != nil && &(*p).tw != t {
+		p = &(*p).next
+	}
+	r := *p
+	if r == nil || r.gen != j.gen {
 		return 0
 	}
 	if !s.pool.push(task{j: j, gen: j.gen, attempt: r.attempt, due: r.due, first: r.first}) {
 		s.st.deferred.Add(1)
 		return nextTick
 	}
-	for p := &j.busy.retries; *p != nil; p = &(*p).next {
-		if *p == r {
-			*p = r.next
-			break
-		}
-	}
+	*p = r.next
 	j.tidy()
 	return 0
 }

@@ -15,7 +15,7 @@ import (
 // concurrent use, from any goroutine, including from inside a Func or a
 // hook (Shutdown excepted: called from a run, it would wait for itself).
 type Scheduler struct {
-	sched *timingwheel.Scheduler[*entry]
+	sched *timingwheel.Scheduler[*job]
 	pool  *pool
 	def   policy
 	hooks Hooks
@@ -31,20 +31,16 @@ type Scheduler struct {
 	st counters
 }
 
-// entry is the wheel's view of a timer: a job's occurrence timer (r nil),
-// one of its retries, or the wall-clock watcher (j nil).
-type entry struct {
-	tw timingwheel.Timer[*entry]
-	j  *job
-	r  *retry
-}
-
 // job is one scheduled job. Everything below mu is guarded by it; the
 // fields above are set before the job is published and never change. A
-// job is 160 bytes (the fields are ordered to leave no padding); one with
+// job is 144 bytes (the fields are ordered to leave no padding); one with
 // retries armed or an occurrence waiting holds a busy record besides.
+//
+// Every timer of the wheel holds a job, or nil for the wall-clock watcher:
+// tw is the job's occurrence timer, and a timer of the job that is not tw
+// is one of its retries (see fire).
 type job struct {
-	entry
+	tw   timingwheel.Timer[*job]
 	id   string
 	fn   Func
 	when Schedule
@@ -95,9 +91,9 @@ type execution struct {
 	next   *execution
 }
 
-// retry is an armed retry of one occurrence.
+// retry is an armed retry of one occurrence; its timer's Value is its job.
 type retry struct {
-	entry
+	tw      timingwheel.Timer[*job]
 	gen     uint32
 	attempt int32
 	due     time.Time
@@ -132,7 +128,6 @@ func New(opts Options) (*Scheduler, error) {
 		return nil, err // not reachable with validated options
 	}
 	s.sched = sched
-	s.clock.e.tw.Value = &s.clock.e
 	return s, nil
 }
 
@@ -144,7 +139,8 @@ func New(opts Options) (*Scheduler, error) {
 // Every with d <= 0, At(zero Time), a custom Schedule whose Next returns
 // the zero Time), invalid options, or a Middleware that returns a nil
 // Func for fn. O(1) plus the first call of a
-// custom Schedule's Next; the job costs about 200 bytes while pending.
+// custom Schedule's Next; the job costs about 170 bytes while pending (with its
+// table slot; the ID's bytes aside).
 func (s *Scheduler) Add(id string, when Schedule, fn Func, opts ...JobOptions) error {
 	return s.add(id, when, fn, opts, false)
 }
@@ -230,8 +226,7 @@ func (s *Scheduler) newJob(id string, when Schedule, fn Func, opts []JobOptions)
 			return nil, invalid("job %q: Options.Middleware[%d] returned a nil Func", id, i)
 		}
 	}
-	j.entry.j = j
-	j.tw.Value = &j.entry
+	j.tw.Value = j
 	return j, nil
 }
 

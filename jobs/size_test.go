@@ -1,0 +1,14 @@
+package jobs
+
+import (
+	"testing"
+	"unsafe"
+)
+
+// TestJobSize pins the size that the package doc and doc/design.md quote
+// for a pending job: 144 bytes, a size class of its own, no padding.
+func TestJobSize(t *testing.T) {
+	if got, want := unsafe.Sizeof(job{}), uintptr(144); got != want {
+		t.Errorf("unsafe.Sizeof(job{}) = %d, want %d", got, want)
+	}
+}
