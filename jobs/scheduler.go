@@ -28,6 +28,13 @@ type Scheduler struct {
 	clock clock
 	bg    sync.WaitGroup // wall-clock re-arming goroutines
 
+	// pass is the wall clock read for the wheel's tick (see passWall);
+	// the owner's only.
+	pass struct {
+		tick, wall time.Time
+		valid      bool
+	}
+
 	st counters
 }
 
