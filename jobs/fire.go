@@ -35,15 +35,18 @@ func (s *Scheduler) fireJob(j *job, now time.Time) time.Duration {
 	}
 	// One clock reading serves the whole firing: the wheel's time for
 	// After and Every, which run on the monotonic clock, and the wall
-	// clock for the others, read once per tick (see passWall).
+	// clock for the others, read once per tick (see passWall). A delay
+	// returned re-arms the timer from the wheel's time, which the wall
+	// reading was taken lag after: the delay from the reading plus lag.
+	var lag time.Duration
 	if j.plan == planWall {
-		now = s.passWall(now)
+		now, lag = s.passWall(now)
 	}
 	occ := j.next
 	if rem := occ.Sub(now); rem > 0 {
 		// Not due yet: the wall clock was stepped back, or this is an
 		// older arming of the timer.
-		return rem
+		return rem + lag
 	}
 	if s.offer(j, occ, true) == offerFull {
 		s.st.deferred.Add(1)
@@ -57,24 +60,27 @@ func (s *Scheduler) fireJob(j *job, now time.Time) time.Duration {
 	if next.IsZero() {
 		return 0
 	}
-	return max(next.Sub(now), nextTick)
+	return max(next.Sub(now)+lag, nextTick)
 }
 
 // passWall returns a wall-clock reading for a firing at the wheel's time
-// now: read at the tick's first wall-clock firing and reused for the
-// others of the tick, since a tick may fire thousands of cron jobs at once
-// (a clock reading costs 25-100 ns). Never early still holds: the reading
+// now, and how long after now (on the monotonic clock) it was taken. It
+// is read at the tick's first wall-clock firing and reused for the others
+// of the tick, since a tick may fire thousands of cron jobs at once (a
+// clock reading costs 25-100 ns). Never early still holds: the reading
 // was taken during this tick, before this firing, so the wall clock reads
 // at least as much now (a job it finds not yet due is re-armed for the
 // rest, and so comes a tick late at most). The wheel's time is a clock
 // reading in nanoseconds, so two passes of the owner share it only when no
 // time passed between them (in a synctest bubble), and then neither did
 // the wall clock. Owner only.
-func (s *Scheduler) passWall(now time.Time) time.Time {
-	if p := &s.pass; !p.valid || !now.Equal(p.tick) {
-		p.tick, p.wall, p.valid = now, s.wallAt(time.Now()), true
+func (s *Scheduler) passWall(now time.Time) (wall time.Time, lag time.Duration) {
+	p := &s.pass
+	if !p.valid || !now.Equal(p.tick) {
+		read := time.Now()
+		p.tick, p.wall, p.lag, p.valid = now, s.wallAt(read), max(read.Sub(now), 0), true
 	}
-	return s.pass.wall
+	return p.wall, p.lag
 }
 
 // following returns the occurrence after occ, which is due at now (the

@@ -32,6 +32,7 @@ type Scheduler struct {
 	// the owner's only.
 	pass struct {
 		tick, wall time.Time
+		lag        time.Duration
 		valid      bool
 	}
 
