@@ -113,3 +113,48 @@ func BenchmarkBurst(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkFirePass measures the wheel owner's side of a tick that fires
+// 10k cron jobs at once (the hand-off of BenchmarkJobsCron's seconds): the
+// fire callback for each, as the owner calls it, with the workers running
+// the no-op jobs meanwhile. ns/op is per job fired. The jobs' wall clock is
+// shifted so that they are due; each pass starts with the workers idle.
+func BenchmarkFirePass(b *testing.B) {
+	const n = 10_000
+	s, err := New(Options{Queue: 2 * n})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Shutdown(context.Background())
+	yearly, err := Cron("0 0 0 1 1 *")
+	if err != nil {
+		b.Fatal(err)
+	}
+	js := make([]*job, n)
+	for i, id := range jobIDs(n) {
+		if err := s.Add(id, yearly, noop); err != nil {
+			b.Fatal(err)
+		}
+		js[i] = s.jobs.get(id)
+	}
+	s.Stats()
+	shift := 2 * 366 * 24 * time.Hour
+	s.clock.offset = func() time.Duration { return shift }
+	b.ResetTimer()
+	for pass := 0; pass*n < b.N; pass++ {
+		b.StopTimer()
+		for _, j := range js {
+			j.mu.Lock()
+			j.next = time.Now().Add(-time.Hour)
+			j.mu.Unlock()
+		}
+		for st := s.Stats(); st.Queued+st.Running > 0; st = s.Stats() {
+			runtime.Gosched()
+		}
+		b.StartTimer()
+		now := time.Now()
+		for _, j := range js {
+			s.fire(&j.tw, now)
+		}
+	}
+}

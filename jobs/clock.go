@@ -3,6 +3,8 @@ package jobs
 import (
 	"sync"
 	"time"
+
+	"github.com/ttlkit/ttlkit/timingwheel"
 )
 
 // stepThreshold is the wall-clock step, against the monotonic clock, past
@@ -19,7 +21,7 @@ const stepThreshold = time.Second
 // last firing and, when they differ by more than stepThreshold, re-arms
 // every wall-clock job from the wall clock, off the owner goroutine.
 type clock struct {
-	e entry
+	tw timingwheel.Timer[*job] // Value nil
 
 	mu       sync.Mutex
 	jobs     int  // wall-clock jobs scheduled
@@ -52,7 +54,7 @@ func (s *Scheduler) watchClock(delta int) {
 	if c.jobs > 0 && !c.armed {
 		now := time.Now()
 		c.lastWall, c.lastMono = s.wallAt(now), now
-		if s.sched.ScheduleAt(&c.e.tw, now.Add(time.Second)) == nil {
+		if s.sched.ScheduleAt(&c.tw, now.Add(time.Second)) == nil {
 			c.armed = true
 		}
 	}
@@ -82,19 +84,14 @@ func (c *clock) tick(s *Scheduler) time.Duration {
 // rearmWall re-arms every wall-clock job from the current wall clock.
 func (s *Scheduler) rearmWall() {
 	defer s.bg.Done()
-	s.mu.Lock()
-	var wall []*job
-	for _, j := range s.jobs {
-		if j.plan == planWall {
-			wall = append(wall, j)
+	s.jobs.all(func(j *job) {
+		if j.plan != planWall {
+			return
 		}
-	}
-	s.mu.Unlock()
-	for _, j := range wall {
 		j.mu.Lock()
 		if !j.done && !j.next.IsZero() {
 			_ = s.arm(j, time.Now())
 		}
 		j.mu.Unlock()
-	}
+	})
 }

@@ -30,7 +30,7 @@
 // Limit occurrences have started, or by Cancel; Replace swaps it.
 //
 // One timing wheel drives every job: each job embeds one wheel timer, so a
-// pending job costs about 160 bytes and no goroutine or runtime timer. Due
+// pending job costs about 144 bytes and no goroutine or runtime timer. Due
 // attempts go to a bounded queue served by up to Options.Workers worker
 // goroutines, started on demand. The wheel's goroutine never runs a Func,
 // a hook or a callback (a custom Schedule's Next aside).

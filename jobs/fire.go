@@ -16,15 +16,15 @@ const nextTick = time.Nanosecond
 // of a cancelled job, or one whose occurrence moved) does nothing, and
 // hands due runs to the pool. Its result re-arms the timer (see
 // timingwheel.NewScheduler).
-func (s *Scheduler) fire(t *timingwheel.Timer[*entry], now time.Time) time.Duration {
-	e := t.Value
-	switch {
-	case e.j == nil:
+func (s *Scheduler) fire(t *timingwheel.Timer[*job], now time.Time) time.Duration {
+	switch j := t.Value; {
+	case j == nil:
 		return s.clock.tick(s)
-	case e.r != nil:
-		return s.fireRetry(e.r)
+	case t != &j.tw:
+		return s.fireRetry(j, t)
+	default:
+		return s.fireJob(j, now)
 	}
-	return s.fireJob(e.j, now)
 }
 
 func (s *Scheduler) fireJob(j *job, now time.Time) time.Duration {
@@ -35,15 +35,18 @@ func (s *Scheduler) fireJob(j *job, now time.Time) time.Duration {
 	}
 	// One clock reading serves the whole firing: the wheel's time for
 	// After and Every, which run on the monotonic clock, and the wall
-	// clock, read now, for the others.
+	// clock for the others, read once per tick (see passWall). A delay
+	// returned re-arms the timer from the wheel's time, which the wall
+	// reading was taken lag after: the delay from the reading plus lag.
+	var lag time.Duration
 	if j.plan == planWall {
-		now = s.wallAt(time.Now())
+		now, lag = s.passWall(now)
 	}
 	occ := j.next
 	if rem := occ.Sub(now); rem > 0 {
 		// Not due yet: the wall clock was stepped back, or this is an
 		// older arming of the timer.
-		return rem
+		return rem + lag
 	}
 	if s.offer(j, occ, true) == offerFull {
 		s.st.deferred.Add(1)
@@ -57,7 +60,27 @@ func (s *Scheduler) fireJob(j *job, now time.Time) time.Duration {
 	if next.IsZero() {
 		return 0
 	}
-	return max(next.Sub(now), nextTick)
+	return max(next.Sub(now)+lag, nextTick)
+}
+
+// passWall returns a wall-clock reading for a firing at the wheel's time
+// now, and how long after now (on the monotonic clock) it was taken. It
+// is read at the tick's first wall-clock firing and reused for the others
+// of the tick, since a tick may fire thousands of cron jobs at once (a
+// clock reading costs 25-100 ns). Never early still holds: the reading
+// was taken during this tick, before this firing, so the wall clock reads
+// at least as much now (a job it finds not yet due is re-armed for the
+// rest, and so comes a tick late at most). The wheel's time is a clock
+// reading in nanoseconds, so two passes of the owner share it only when no
+// time passed between them (in a synctest bubble), and then neither did
+// the wall clock. Owner only.
+func (s *Scheduler) passWall(now time.Time) (wall time.Time, lag time.Duration) {
+	p := &s.pass
+	if !p.valid || !now.Equal(p.tick) {
+		read := time.Now()
+		p.tick, p.wall, p.lag, p.valid = now, s.wallAt(read), max(read.Sub(now), 0), true
+	}
+	return p.wall, p.lag
 }
 
 // following returns the occurrence after occ, which is due at now (the
@@ -160,23 +183,28 @@ func (s *Scheduler) skip(j *job, due time.Time) {
 	}
 }
 
-func (s *Scheduler) fireRetry(r *retry) time.Duration {
-	j := r.j
+// fireRetry is the firing of the retry of j whose timer is t. Its retry
+// is found in j's list of armed ones, which is short (one per occurrence
+// failing at once); one no longer there was cancelled.
+func (s *Scheduler) fireRetry(j *job, t *timingwheel.Timer[*job]) time.Duration {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if j.done || r.gen != j.gen {
+	if j.done || j.busy == nil {
+		return 0
+	}
+	p := &j.busy.retries
+	for *p != nil && &(*p).tw != t {
+		p = &(*p).next
+	}
+	r := *p
+	if r == nil || r.gen != j.gen {
 		return 0
 	}
 	if !s.pool.push(task{j: j, gen: j.gen, attempt: r.attempt, due: r.due, first: r.first}) {
 		s.st.deferred.Add(1)
 		return nextTick
 	}
-	for p := &j.busy.retries; *p != nil; p = &(*p).next {
-		if *p == r {
-			*p = r.next
-			break
-		}
-	}
+	*p = r.next
 	j.tidy()
 	return 0
 }

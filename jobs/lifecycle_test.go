@@ -245,9 +245,7 @@ func TestReplaceOnCancelMayCallScheduler(t *testing.T) {
 		var s *Scheduler
 		var held []bool
 		s, err := New(Options{Hooks: Hooks{OnCancel: func(e Event) {
-			s.mu.Lock()
-			j := s.jobs[e.ID]
-			s.mu.Unlock()
+			j := s.jobs.get(e.ID)
 			free := j.mu.TryLock()
 			if free {
 				j.mu.Unlock()

@@ -631,6 +631,36 @@ func TestCancelStopsRetries(t *testing.T) {
 	})
 }
 
+// TestRetriesArmedAtOnce: the retries of three occurrences (OverlapAllow)
+// are armed at the same time, and each firing runs its own: a job's
+// retries share the job as their timer's value, and the firing finds its
+// retry among the job's armed ones by its timer.
+func TestRetriesArmedAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, r := newScheduler(t, Options{})
+		defer shutdown(t, s)
+		start := time.Now()
+		mustAdd(t, s, "j", Every(time.Second), func(_ context.Context, r Run) error {
+			if r.Attempt == 1 {
+				return errors.New("first attempt fails")
+			}
+			return nil
+		}, JobOptions{Overlap: OverlapAllow, Limit: 3, Retry: Retry{Attempts: 2, Base: 10 * time.Second}})
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		var got []string
+		for _, e := range r.started() {
+			if e.Run.Attempt == 2 {
+				got = append(got, fmt.Sprintf("due %v started %v", e.Run.Scheduled.Sub(start), e.Run.Started.Sub(start)))
+			}
+		}
+		want := []string{"due 11s started 11s", "due 12s started 12s", "due 13s started 13s"}
+		if !slices.Equal(got, want) {
+			t.Fatalf("second attempts %q, want %q", got, want)
+		}
+	})
+}
+
 // TestReplace: Replace swaps the job in one step; the old one's running
 // attempt is cancelled, its schedule dropped.
 func TestReplace(t *testing.T) {
@@ -911,9 +941,7 @@ func TestRunCountSaturates(t *testing.T) {
 		s, r := newScheduler(t, Options{})
 		defer shutdown(t, s)
 		mustAdd(t, s, "j", Every(time.Second), noop)
-		s.mu.Lock()
-		j := s.jobs["j"]
-		s.mu.Unlock()
+		j := s.jobs.get("j")
 		j.mu.Lock()
 		j.runs = math.MaxInt32 - 1
 		j.mu.Unlock()
@@ -937,9 +965,7 @@ func TestRetryAttemptsAboveInt32(t *testing.T) {
 		s, r := newScheduler(t, Options{})
 		defer shutdown(t, s)
 		mustAdd(t, s, "j", After(time.Hour), fail, JobOptions{Retry: Retry{Attempts: math.MaxInt}})
-		s.mu.Lock()
-		j := s.jobs["j"]
-		s.mu.Unlock()
+		j := s.jobs.get("j")
 		// Start the occurrence's attempt 2^31-1 at once, as if the earlier
 		// ones had failed.
 		now := time.Now()

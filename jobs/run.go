@@ -149,8 +149,7 @@ func (s *Scheduler) retryLocked(j *job, t task, end time.Time) bool {
 	due := end.Add(j.pol.retry.Delay(int(t.attempt)))
 	b := j.activity()
 	r := &retry{gen: j.gen, attempt: t.attempt + 1, due: due, first: t.first, next: b.retries}
-	r.entry = entry{j: j, r: r}
-	r.tw.Value = &r.entry
+	r.tw.Value = j
 	if s.sched.ScheduleAt(&r.tw, due) != nil {
 		return false
 	}

@@ -15,37 +15,40 @@ import (
 // concurrent use, from any goroutine, including from inside a Func or a
 // hook (Shutdown excepted: called from a run, it would wait for itself).
 type Scheduler struct {
-	sched *timingwheel.Scheduler[*entry]
+	sched *timingwheel.Scheduler[*job]
 	pool  *pool
 	def   policy
 	hooks Hooks
 	mw    []func(Func) Func
 	loc   *time.Location
 
-	mu      sync.Mutex // guards jobs and closing's transition
-	jobs    map[string]*job
-	closing atomic.Bool
+	jobs    jobTable
+	closing atomic.Bool // set once, by Shutdown, before it empties jobs
 
 	clock clock
 	bg    sync.WaitGroup // wall-clock re-arming goroutines
 
-	st counters
-}
+	// pass is the wall clock read for the wheel's tick (see passWall);
+	// the owner's only.
+	pass struct {
+		tick, wall time.Time
+		lag        time.Duration
+		valid      bool
+	}
 
-// entry is the wheel's view of a timer: a job's occurrence timer (r nil),
-// one of its retries, or the wall-clock watcher (j nil).
-type entry struct {
-	tw timingwheel.Timer[*entry]
-	j  *job
-	r  *retry
+	st counters
 }
 
 // job is one scheduled job. Everything below mu is guarded by it; the
 // fields above are set before the job is published and never change. A
-// job is 160 bytes (the fields are ordered to leave no padding); one with
+// job is 144 bytes (the fields are ordered to leave no padding); one with
 // retries armed or an occurrence waiting holds a busy record besides.
+//
+// Every timer of the wheel holds a job, or nil for the wall-clock watcher:
+// tw is the job's occurrence timer, and a timer of the job that is not tw
+// is one of its retries (see fire).
 type job struct {
-	entry
+	tw   timingwheel.Timer[*job]
 	id   string
 	fn   Func
 	when Schedule
@@ -96,9 +99,9 @@ type execution struct {
 	next   *execution
 }
 
-// retry is an armed retry of one occurrence.
+// retry is an armed retry of one occurrence; its timer's Value is its job.
 type retry struct {
-	entry
+	tw      timingwheel.Timer[*job]
 	gen     uint32
 	attempt int32
 	due     time.Time
@@ -118,8 +121,8 @@ func New(opts Options) (*Scheduler, error) {
 		hooks: opts.Hooks,
 		mw:    append([]func(Func) Func(nil), opts.Middleware...),
 		loc:   opts.Location,
-		jobs:  make(map[string]*job),
 	}
+	s.jobs.init()
 	s.def.name = "" // Defaults.Name is ignored
 	s.st.init(opts.Workers)
 	s.pool = newPool(opts.Workers, opts.Queue, s.exec)
@@ -133,7 +136,6 @@ func New(opts Options) (*Scheduler, error) {
 		return nil, err // not reachable with validated options
 	}
 	s.sched = sched
-	s.clock.e.tw.Value = &s.clock.e
 	return s, nil
 }
 
@@ -145,7 +147,8 @@ func New(opts Options) (*Scheduler, error) {
 // Every with d <= 0, At(zero Time), a custom Schedule whose Next returns
 // the zero Time), invalid options, or a Middleware that returns a nil
 // Func for fn. O(1) plus the first call of a
-// custom Schedule's Next; the job costs about 200 bytes while pending.
+// custom Schedule's Next; the job costs about 170 bytes while pending (with its
+// table slot; the ID's bytes aside).
 func (s *Scheduler) Add(id string, when Schedule, fn Func, opts ...JobOptions) error {
 	return s.add(id, when, fn, opts, false)
 }
@@ -185,18 +188,9 @@ func (s *Scheduler) add(id string, when Schedule, fn Func, opts []JobOptions, re
 func (s *Scheduler) publish(j *job, now time.Time, replace bool) (old *job, err error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	s.mu.Lock()
-	if s.closing.Load() {
-		s.mu.Unlock()
-		return nil, ErrClosed
+	if old, err = s.jobs.insert(j, replace, &s.closing); err != nil {
+		return nil, err
 	}
-	old = s.jobs[j.id]
-	if old != nil && !replace {
-		s.mu.Unlock()
-		return nil, ErrDuplicate
-	}
-	s.jobs[j.id] = j
-	s.mu.Unlock()
 	s.st.added.Add(1)
 	if j.plan == planWall {
 		s.watchClock(1)
@@ -240,8 +234,7 @@ func (s *Scheduler) newJob(id string, when Schedule, fn Func, opts []JobOptions)
 			return nil, invalid("job %q: Options.Middleware[%d] returned a nil Func", id, i)
 		}
 	}
-	j.entry.j = j
-	j.tw.Value = &j.entry
+	j.tw.Value = j
 	return j, nil
 }
 
@@ -291,12 +284,7 @@ func (s *Scheduler) arm(j *job, now time.Time) error {
 // to return). OnCancel is called on the calling goroutine. O(1) plus the
 // job's running attempts and armed retries.
 func (s *Scheduler) Cancel(id string) bool {
-	s.mu.Lock()
-	j := s.jobs[id]
-	if j != nil {
-		delete(s.jobs, id)
-	}
-	s.mu.Unlock()
+	j := s.jobs.remove(id)
 	if j == nil {
 		return false
 	}
@@ -343,11 +331,7 @@ func (s *Scheduler) retireLocked(j *job) {
 	if j.plan == planWall {
 		s.watchClock(-1)
 	}
-	s.mu.Lock()
-	if s.jobs[j.id] == j {
-		delete(s.jobs, j.id)
-	}
-	s.mu.Unlock()
+	s.jobs.removeJob(j)
 }
 
 // Trigger starts an extra occurrence of the job with the ID id now, out of
@@ -360,9 +344,7 @@ func (s *Scheduler) Trigger(id string) error {
 	if s.closing.Load() {
 		return ErrClosed
 	}
-	s.mu.Lock()
-	j := s.jobs[id]
-	s.mu.Unlock()
+	j := s.jobs.get(id)
 	if j == nil {
 		return ErrNotFound
 	}
@@ -402,9 +384,7 @@ type JobInfo struct {
 // is there from Add until Cancel, Replace, or the end of its last
 // occurrence.
 func (s *Scheduler) Info(id string) (JobInfo, bool) {
-	s.mu.Lock()
-	j := s.jobs[id]
-	s.mu.Unlock()
+	j := s.jobs.get(id)
 	if j == nil {
 		return JobInfo{}, false
 	}
@@ -416,9 +396,7 @@ func (s *Scheduler) Info(id string) (JobInfo, bool) {
 // Len returns the number of jobs scheduled: added and neither cancelled,
 // replaced nor ended. O(1).
 func (s *Scheduler) Len() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.jobs)
+	return int(s.jobs.n.Load())
 }
 
 // Shutdown stops the Scheduler: Add, Replace and Trigger return ErrClosed
@@ -431,15 +409,12 @@ func (s *Scheduler) Len() int {
 // are not retried (outcome Canceled). A second call returns ErrClosed.
 // Shutdown must not be called from a Func or a hook.
 func (s *Scheduler) Shutdown(ctx context.Context) error {
-	s.mu.Lock()
-	if s.closing.Load() {
-		s.mu.Unlock()
+	if s.closing.Swap(true) {
 		return ErrClosed
 	}
-	s.closing.Store(true)
-	all := s.jobs
-	s.jobs = map[string]*job{}
-	s.mu.Unlock()
+	// An Add that took its shard before detach reached it is in all; one
+	// that takes it after sees closing.
+	all := s.jobs.detach()
 	s.sched.Stop()
 	s.st.dropped.Add(uint64(s.pool.close()))
 	done := make(chan struct{})
@@ -456,12 +431,15 @@ func (s *Scheduler) Shutdown(ctx context.Context) error {
 	// Every attempt still running belongs to a job of the table: one that
 	// left it (cancelled, replaced, or ended with nothing active) had its
 	// attempts cancelled already, or had none.
-	for _, j := range all {
-		j.mu.Lock()
-		for x := j.execs; x != nil; x = x.next {
-			x.cancel(ErrShutdown)
-		}
-		j.mu.Unlock()
+	for _, t := range all {
+		t.All(func(j *job) bool {
+			j.mu.Lock()
+			for x := j.execs; x != nil; x = x.next {
+				x.cancel(ErrShutdown)
+			}
+			j.mu.Unlock()
+			return true
+		})
 	}
 	return ctx.Err()
 }
