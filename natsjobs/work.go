@@ -120,6 +120,9 @@ func (c *Client) Work(ctx context.Context, queue string, fn Func, opts WorkOptio
 	defer c.works.Done()
 
 	w := &worker{c: c, queue: queue, fn: fn, ctx: context.WithoutCancel(ctx), opts: opts, stopping: make(chan struct{}), runs: make(chan *delivery), live: map[*delivery]bool{}}
+	// Twice the pull's size, in case the library holds a refill's
+	// messages beside the rest of the previous pull's.
+	w.arrivals.starts = make([]time.Time, 2*opts.Concurrency)
 	if err := w.setupRetrying(ctx); err != nil {
 		return err
 	}
@@ -186,12 +189,49 @@ type worker struct {
 	// live holds every delivery received and not finished, true while it
 	// waits in the wheel; the keeper tells the server they are in progress.
 	live map[*delivery]bool
+
+	// arrivals bounds how long a delivery waited in the client library's
+	// buffer before receive saw it; only receive uses it.
+	arrivals arrivalBound
+}
+
+// arrivalBound gives, for each call of the consumer's callback, a time no
+// later than the arrival of the message it carries. The library calls the
+// callback one message at a time and buffers at most the pull's size
+// (Concurrency) meanwhile, so a message that receive sees had at most that
+// many messages ahead of it on arrival: it arrived no earlier than the
+// start of the callback that many calls back. Messages wait there unseen
+// by the keeper while every runner is busy (receive blocks in handOver),
+// and their claims may lapse; without this bound such a stale delivery
+// would look freshly received and be acknowledged without succeedOnce's
+// check, beside a redelivery run by another worker.
+type arrivalBound struct {
+	starts []time.Time // ring of the last len(starts) callbacks' start times
+	next   int
+	first  time.Time // the first callback's start
+}
+
+// observe records a callback starting at now and returns the earliest time
+// its message may have arrived: the start of the callback len(starts)
+// calls back, or of the first call while there were fewer calls (nothing
+// was buffered before the first message arrived).
+func (a *arrivalBound) observe(now time.Time) time.Time {
+	if a.first.IsZero() {
+		a.first = now
+	}
+	oldest := a.starts[a.next]
+	a.starts[a.next] = now
+	a.next = (a.next + 1) % len(a.starts)
+	if oldest.IsZero() {
+		return a.first
+	}
+	return oldest
 }
 
 // delivery is a message received and not yet run.
 type delivery struct {
 	msg      jetstream.Msg
-	received time.Time // when receive got it (monotonic)
+	received time.Time // no later than its arrival in this process (monotonic)
 	due      time.Time
 	timer    timingwheel.Timer[*delivery]
 }
@@ -321,7 +361,7 @@ func (w *worker) done(d *delivery) {
 // receive is the consumer's callback (one message at a time): a due
 // delivery goes to a runner, an early one waits in the wheel.
 func (w *worker) receive(m jetstream.Msg) {
-	d := &delivery{msg: m, received: time.Now()}
+	d := &delivery{msg: m, received: w.arrivals.observe(time.Now())}
 	d.timer.Value = d
 	w.mu.Lock()
 	w.live[d] = false
