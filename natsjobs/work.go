@@ -16,7 +16,9 @@ import (
 // retried under the Work call's Retry policy, or jobs.Permanent(err) to
 // give up at once. ctx carries the values of Work's ctx but is not
 // cancelled when Work stops: Work waits for running handlers. A panic is
-// recovered as a *jobs.PanicError and retried like an error.
+// recovered as a *jobs.PanicError and retried like an error. A handler
+// that calls runtime.Goexit has no outcome: its delivery is given back to
+// the server at once, which redelivers it as the next attempt.
 type Func func(ctx context.Context, r Run) error
 
 // Run describes one attempt of a job, as handed to a Func: package jobs'
@@ -420,10 +422,31 @@ func (w *worker) runner() {
 	for {
 		select {
 		case d := <-w.runs:
-			w.run(d)
-			w.done(d)
+			w.runOne(d)
 		case <-w.stopping:
 			return
 		}
 	}
+}
+
+// runOne runs d on the runner's goroutine. A handler that calls
+// runtime.Goexit ends that goroutine midway (call's recover sees no
+// panic): the delivery would stay live, its claim extended by the keeper
+// forever, and Work would have one runner fewer. So the delivery is given
+// back (the server redelivers it, an attempt without an outcome, buried
+// after the last one) and a new runner takes the exiting one's place.
+func (w *worker) runOne(d *delivery) {
+	finished := false
+	defer func() {
+		if finished {
+			return
+		}
+		d.msg.Nak()
+		w.done(d)
+		w.wg.Add(1)
+		go w.runner()
+	}()
+	w.run(d)
+	w.done(d)
+	finished = true
 }

@@ -3,6 +3,7 @@ package natsjobs
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"strconv"
 	"sync"
 	"testing"
@@ -207,5 +208,34 @@ func TestLapsedClaimSucceedsOnce(t *testing.T) {
 				t.Errorf("second success reported (attempt %d), want one in all", e.Attempt)
 			}
 		})
+	}
+}
+
+// TestHandlerGoexitGivesDeliveryBack: a handler that calls runtime.Goexit
+// ends its runner's goroutine; the delivery is redelivered (not held by the
+// keeper forever) and a new runner takes the place of the one that exited,
+// so later jobs still run with Concurrency 1.
+func TestHandlerGoexitGivesDeliveryBack(t *testing.T) {
+	c := open(t, Config{})
+	ran := make(chan Run, 8)
+	stop := work(t, c, "q", func(_ context.Context, r Run) error {
+		if r.ID == "a" && r.Attempt == 1 {
+			runtime.Goexit()
+		}
+		ran <- r
+		return nil
+	}, WorkOptions{Concurrency: 1})
+	defer stop()
+	if err := c.Enqueue(context.Background(), Job{Queue: "q", ID: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	if r := recv(t, ran, "the run after Goexit"); r.ID != "a" || r.Attempt != 2 {
+		t.Errorf("ran %s attempt %d, want a attempt 2", r.ID, r.Attempt)
+	}
+	if err := c.Enqueue(context.Background(), Job{Queue: "q", ID: "b"}); err != nil {
+		t.Fatal(err)
+	}
+	if r := recv(t, ran, "a later job"); r.ID != "b" {
+		t.Errorf("ran %s, want b", r.ID)
 	}
 }
