@@ -20,8 +20,7 @@ const tableShards = 64
 // (no copy of the ID's header beside the pointer), and growing a shard
 // rehashes only that shard's jobs.
 type jobTable struct {
-	seed   maphash.Seed
-	hasher *table.Table[string, job] // empty: its Hash is every shard's
+	seed   maphash.Seed // every shard's: one hash picks the shard and the slot
 	shards [tableShards]tableShard
 	n      atomic.Int64 // jobs in the table; written under a shard's lock
 }
@@ -37,7 +36,6 @@ func jobID(j *job) string { return j.id }
 
 func (tb *jobTable) init() {
 	tb.seed = maphash.MakeSeed()
-	tb.hasher = tb.fresh()
 	for i := range tb.shards {
 		tb.shards[i].t = tb.fresh()
 	}
@@ -52,7 +50,7 @@ func (tb *jobTable) fresh() *table.Table[string, job] {
 
 // hash returns id's hash and its shard.
 func (tb *jobTable) hash(id string) (uint64, *tableShard) {
-	h := tb.hasher.Hash(id)
+	h := maphash.Comparable(tb.seed, id) // as the shards' Hash, which InitSeed gave tb.seed
 	return h, &tb.shards[table.Shard(h, tableShards)]
 }
 

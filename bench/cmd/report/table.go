@@ -104,17 +104,7 @@ var leadingUnits = []string{"ns/op", "cpu-ns/op", "B/op", "allocs/op"}
 // row reports 0 for it: benchmarks that measure one long round report ns/op 0
 // because nothing is timed per operation.
 func orderUnits(seen []string, t *Table) []string {
-	var out []string
-	for _, u := range leadingUnits {
-		if slices.Contains(seen, u) {
-			out = append(out, u)
-		}
-	}
-	for _, u := range seen {
-		if !slices.Contains(leadingUnits, u) {
-			out = append(out, u)
-		}
-	}
+	out := columnOrder(seen, leadingUnits)
 	allZero := true
 	for _, g := range t.Groups {
 		for _, r := range g.Rows {
