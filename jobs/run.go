@@ -134,13 +134,23 @@ func (s *Scheduler) settle(t task, x *execution, r Run, lateness time.Duration, 
 			s.pool.respawn(next, more)
 		}
 	}()
-	callHook("OnFinish", s.hooks.OnFinish, Event{Run: r, Outcome: out, Err: err, Lateness: lateness, Duration: end.Sub(r.Started)})
-	if out == Failed {
-		s.st.deadLetters.Add(1)
-		callHook("DeadLetter", j.pol.deadLetter, DeadLetter{ID: j.id, Name: j.pol.name, Scheduled: t.first, Attempts: int(t.attempt), Err: err})
-	}
+	s.report(t, Event{Run: r, Outcome: out, Err: err, Lateness: lateness, Duration: end.Sub(r.Started)})
 	goexit = false
 	return next, more
+}
+
+// report calls OnFinish with e, the end of an attempt of t, and then, if
+// its occurrence failed for good, the dead-letter callback. That one is
+// deferred: it is owed even when OnFinish calls runtime.Goexit, which
+// runs deferred calls on its way out of the worker.
+func (s *Scheduler) report(t task, e Event) {
+	if e.Outcome == Failed {
+		defer func() {
+			s.st.deadLetters.Add(1)
+			callHook("DeadLetter", t.j.pol.deadLetter, DeadLetter{ID: t.j.id, Name: t.j.pol.name, Scheduled: t.first, Attempts: int(t.attempt), Err: e.Err})
+		}()
+	}
+	callHook("OnFinish", s.hooks.OnFinish, e)
 }
 
 // retryLocked arms the next attempt of t's occurrence, which failed at
