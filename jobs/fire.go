@@ -1,7 +1,9 @@
 package jobs
 
 import (
+	"log/slog"
 	"math"
+	"runtime/debug"
 	"time"
 
 	"github.com/ttlkit/ttlkit/timingwheel"
@@ -101,13 +103,21 @@ func (s *Scheduler) following(j *job, occ, now time.Time) time.Time {
 	if from.Before(occ) {
 		from = occ
 	}
-	return strictNext(j.when, from)
+	return strictNext(j, from)
 }
 
-// strictNext is w.Next(t), or zero if that is not after t: a Schedule
-// that does not move forward would otherwise be due on every tick.
-func strictNext(w Schedule, t time.Time) time.Time {
-	if next := w.Next(t); next.After(t) {
+// strictNext is j.when.Next(t), or zero if that is not after t: a
+// Schedule that does not move forward would otherwise be due on every
+// tick. A panic in Next is recovered and logged, and counts as zero (no
+// further occurrence), on the wheel's goroutine and on a worker alike.
+func strictNext(j *job, t time.Time) (next time.Time) {
+	defer func() {
+		if v := recover(); v != nil {
+			slog.Error("jobs: Schedule.Next panicked", "job", j.id, "panic", v, "stack", string(debug.Stack()))
+			next = time.Time{}
+		}
+	}()
+	if next = j.when.Next(t); next.After(t) {
 		return next
 	}
 	return time.Time{}
@@ -122,7 +132,7 @@ func (s *Scheduler) afterEnd(j *job, end time.Time) time.Time {
 	case planEvery:
 		return end.Add(period(j.when))
 	}
-	return strictNext(j.when, s.wallAt(end))
+	return strictNext(j, s.wallAt(end))
 }
 
 type offerResult uint8

@@ -11,7 +11,10 @@ import "time"
 // occurrence, a result that is not after Next's argument counts as none
 // (the job ends) rather than an occurrence due at once. Next is called
 // on the wheel's goroutine (or a worker), with the job locked: it must be
-// quick, safe for concurrent use, and must not call the Scheduler.
+// quick, safe for concurrent use, and must not call the Scheduler. A panic
+// in Next after the first call is recovered and logged with log/slog, and
+// counts as no further occurrence (the job ends); in the first call, it
+// goes on to the caller of Add or Replace.
 //
 // Custom schedules are read on the wall clock, like At and Cron. The
 // Schedules returned by After and Every are recognised by the Scheduler

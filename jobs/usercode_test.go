@@ -1,13 +1,40 @@
 package jobs
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 	"runtime"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 )
+
+// logLines sends log/slog's default logger to a buffer until the test
+// ends, and returns a function that reads what was logged.
+func logLines(t *testing.T) func() string {
+	var mu sync.Mutex
+	var buf bytes.Buffer
+	old := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return buf.Write(p)
+	}), nil)))
+	t.Cleanup(func() { slog.SetDefault(old) })
+	return func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return buf.String()
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 // Regression tests of user code that panics or calls runtime.Goexit
 // where the Scheduler calls it: hooks, callbacks and a custom Schedule's
@@ -42,4 +69,62 @@ func TestGoexitInOnFinishKeepsDeadLetter(t *testing.T) {
 			t.Errorf("Stats Failed %d DeadLetters %d, want 3, 3", st.Failed, st.DeadLetters)
 		}
 	})
+}
+
+// TestPanicInScheduleNext pins issue 20 item 2: a custom Schedule's Next
+// that panicked when a FromCompletion job called it on a worker, at the
+// end of an occurrence, killed the process; on the wheel's goroutine the
+// same panic was recovered but left the job in the table with a past
+// Next, never to run or end. Now, wherever it is called, the panic is
+// logged and counts as no further occurrence: the job ends, and the
+// Scheduler goes on.
+func TestPanicInScheduleNext(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		fromCompletion bool
+	}{
+		// Next panics once the run has ended, so on the worker that ends
+		// it (and not on the wheel, which also called it at the firing
+		// before item 5 was fixed).
+		{"worker", true},
+		// Next panics at the first firing, on the wheel.
+		{"wheel", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			logged := logLines(t)
+			synctest.Test(t, func(t *testing.T) {
+				s, r := newScheduler(t, Options{Workers: 1})
+				defer shutdown(t, s)
+				var calls atomic.Int32
+				var ran atomic.Bool
+				sched := scheduleFunc(func(after time.Time) time.Time {
+					if n := calls.Add(1); tc.fromCompletion && ran.Load() || !tc.fromCompletion && n > 1 {
+						panic("bad schedule")
+					}
+					return after.Add(time.Second)
+				})
+				mustAdd(t, s, "bad", sched, func(context.Context, Run) error {
+					time.Sleep(500 * time.Millisecond)
+					ran.Store(true)
+					return nil
+				}, JobOptions{FromCompletion: tc.fromCompletion})
+				mustAdd(t, s, "other", Every(time.Second), noop, JobOptions{Limit: 3})
+				time.Sleep(time.Minute)
+				synctest.Wait()
+				if _, ok := s.Info("bad"); ok || s.Len() != 0 {
+					t.Errorf("Info(bad) found, Len %d: want the job ended after its Next panicked", s.Len())
+				}
+				runs := map[string]int{}
+				for _, e := range r.finished() {
+					runs[e.ID]++
+				}
+				if runs["bad"] != 1 || runs["other"] != 3 {
+					t.Errorf("runs %v, want bad 1 and other 3", runs)
+				}
+			})
+			if got := logged(); !strings.Contains(got, "jobs: Schedule.Next panicked") || !strings.Contains(got, "bad schedule") {
+				t.Errorf("log %q, want the panic reported", got)
+			}
+		})
+	}
 }
