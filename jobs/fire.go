@@ -54,6 +54,10 @@ func (s *Scheduler) fireJob(j *job, now time.Time) time.Duration {
 		s.st.deferred.Add(1)
 		return nextTick // late, never lost: offered again next tick
 	}
+	// None is armed until following returns: if a custom Schedule's Next
+	// calls runtime.Goexit there, the job ends with the occurrence just
+	// offered rather than staying with a past j.next that never fires.
+	j.next = time.Time{}
 	next := s.following(j, occ, now)
 	if j.pol.fromCompletion || (j.pol.limit > 0 && int(j.runs) >= j.pol.limit) {
 		next = time.Time{} // armed when the occurrence ends, or never

@@ -10,11 +10,13 @@ import "time"
 // FromCompletion, with the end of the previous occurrence. After the first
 // occurrence, a result that is not after Next's argument counts as none
 // (the job ends) rather than an occurrence due at once. Next is called
-// on the wheel's goroutine (or a worker), with the job locked: it must be
-// quick, safe for concurrent use, and must not call the Scheduler. A panic
-// in Next after the first call is recovered and logged with log/slog, and
-// counts as no further occurrence (the job ends); in the first call, it
-// goes on to the caller of Add or Replace.
+// on the wheel's goroutine with the job locked, or, for FromCompletion,
+// on the worker that ended the occurrence, with no lock held: it must be
+// quick, safe for concurrent use, and must not call the Scheduler. After
+// the first call, a panic or a runtime.Goexit in Next is logged with
+// log/slog and counts as no further occurrence (the job ends; a worker
+// that Goexit ends is replaced); in the first call, made by Add or
+// Replace, it goes on to their caller.
 //
 // Custom schedules are read on the wall clock, like At and Cron. The
 // Schedules returned by After and Every are recognised by the Scheduler

@@ -128,3 +128,63 @@ func TestPanicInScheduleNext(t *testing.T) {
 		})
 	}
 }
+
+// TestGoexitInScheduleNext pins issue 20 item 3: a custom Schedule's Next
+// that called runtime.Goexit on a worker (a FromCompletion job, at the end
+// of an occurrence) ended the worker with the job locked: Info and Cancel
+// of its ID blocked for ever, and the worker was not replaced, so with
+// Workers 1 nothing ran again. On the wheel's goroutine, the job kept a
+// past Next that never fired. Now the attempt is settled, the job has no
+// further occurrence (it ends), the Goexit is reported, and the worker is
+// replaced.
+func TestGoexitInScheduleNext(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		fromCompletion bool
+		report         string
+	}{
+		{"worker", true, "jobs: Schedule.Next called runtime.Goexit"},
+		{"wheel", false, "jobs: wheel callback panicked"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			logged := logLines(t)
+			synctest.Test(t, func(t *testing.T) {
+				s, r := newScheduler(t, Options{Workers: 1})
+				defer shutdown(t, s)
+				var calls atomic.Int32
+				var ran atomic.Bool
+				sched := scheduleFunc(func(after time.Time) time.Time {
+					if n := calls.Add(1); tc.fromCompletion && ran.Load() || !tc.fromCompletion && n > 1 {
+						runtime.Goexit()
+					}
+					return after.Add(time.Second)
+				})
+				mustAdd(t, s, "bad", sched, func(context.Context, Run) error {
+					time.Sleep(500 * time.Millisecond)
+					ran.Store(true)
+					return nil
+				}, JobOptions{FromCompletion: tc.fromCompletion})
+				mustAdd(t, s, "other", Every(time.Second), noop, JobOptions{Limit: 3})
+				time.Sleep(time.Minute)
+				synctest.Wait()
+				// Checked first: without the fix, Info below would block.
+				runs := map[string]int{}
+				for _, e := range r.finished() {
+					runs[e.ID]++
+				}
+				if runs["bad"] != 1 || runs["other"] != 3 {
+					t.Fatalf("runs %v, want bad 1 and other 3 (the worker replaced)", runs)
+				}
+				if _, ok := s.Info("bad"); ok || s.Cancel("bad") || s.Len() != 0 {
+					t.Errorf("job bad still there (Len %d): want it ended after its Next called Goexit", s.Len())
+				}
+				if st := s.Stats(); st.Running != 0 || st.Succeeded != 4 {
+					t.Errorf("Stats Running %d Succeeded %d, want 0, 4", st.Running, st.Succeeded)
+				}
+			})
+			if got := logged(); !strings.Contains(got, tc.report) {
+				t.Errorf("log %q, want %q", got, tc.report)
+			}
+		})
+	}
+}
