@@ -58,10 +58,10 @@ func (s *Scheduler) fireJob(j *job, now time.Time) time.Duration {
 	// calls runtime.Goexit there, the job ends with the occurrence just
 	// offered rather than staying with a past j.next that never fires.
 	j.next = time.Time{}
-	next := s.following(j, occ, now)
 	if j.pol.fromCompletion || (j.pol.limit > 0 && int(j.runs) >= j.pol.limit) {
-		next = time.Time{} // armed when the occurrence ends, or never
+		return 0 // armed when the occurrence ends, or never: Next is not asked
 	}
+	next := s.following(j, occ, now)
 	j.next = next
 	if next.IsZero() {
 		return 0

@@ -94,7 +94,7 @@ func (s *Scheduler) finish(t task, x *execution, r Run, lateness time.Duration, 
 	defer func() {
 		if !settled && !asked { // a Goexit in Retry.If: Next is still owed
 			asked = true
-			following = s.completed(j, end)
+			following = s.completed(j, t.gen, end)
 		}
 	}()
 	if again && j.pol.retry.If != nil {
@@ -103,17 +103,26 @@ func (s *Scheduler) finish(t task, x *execution, r Run, lateness time.Duration, 
 	}
 	if !again {
 		asked = true
-		following = s.completed(j, end)
+		following = s.completed(j, t.gen, end)
 	}
 	settled = true
 	return s.settle(t, x, r, lateness, err, end, again, following)
 }
 
 // completed returns the next occurrence of j, a FromCompletion job whose
-// occurrence ended at end (zero for another job, or while shutting down).
-// It calls a custom Schedule's Next, so it runs without the job locked.
-func (s *Scheduler) completed(j *job, end time.Time) time.Time {
+// occurrence of generation gen ended at end: zero for another job, or
+// when none will be armed (the job is cancelled, past its Limit, has an
+// occurrence waiting, or the Scheduler is shutting down; settle checks
+// again under the lock). It calls a custom Schedule's Next, so it runs
+// without the job locked.
+func (s *Scheduler) completed(j *job, gen uint32, end time.Time) time.Time {
 	if !j.pol.fromCompletion || s.closing.Load() {
+		return time.Time{}
+	}
+	j.mu.Lock()
+	none := j.done || j.gen != gen || j.queued || !j.next.IsZero() || (j.pol.limit > 0 && int(j.runs) >= j.pol.limit)
+	j.mu.Unlock()
+	if none {
 		return time.Time{}
 	}
 	return s.afterEnd(j, end)

@@ -4,19 +4,21 @@ import "time"
 
 // Schedule gives a job's occurrences. Next returns the first occurrence
 // strictly after after, or the zero Time when there is none. The Scheduler
-// calls it with the current wall-clock time when the job is added, and
-// then, each time an occurrence fires, with that occurrence or the current
-// time, whichever is later (so missed occurrences collapse into one); with
-// FromCompletion, with the end of the previous occurrence. After the first
-// occurrence, a result that is not after Next's argument counts as none
-// (the job ends) rather than an occurrence due at once. Next is called
-// on the wheel's goroutine with the job locked, or, for FromCompletion,
-// on the worker that ended the occurrence, with no lock held: it must be
-// quick, safe for concurrent use, and must not call the Scheduler. After
-// the first call, a panic or a runtime.Goexit in Next is logged with
-// log/slog and counts as no further occurrence (the job ends; a worker
-// that Goexit ends is replaced); in the first call, made by Add or
-// Replace, it goes on to their caller.
+// calls it once with the current wall-clock time when the job is added, and
+// then once per occurrence: when it fires, with that occurrence or the
+// current time, whichever is later (so missed occurrences collapse into
+// one); with FromCompletion, instead, when it ends (after its retries),
+// with the time it ended. It is not asked once Limit occurrences have
+// started, nor once the job is cancelled. After the first occurrence, a
+// result that is not after Next's argument counts as none (the job ends)
+// rather than an occurrence due at once. Next is called on the wheel's
+// goroutine with the job locked, or, for FromCompletion, on the worker that
+// ended the occurrence, with no lock held: it must be quick, safe for
+// concurrent use, and must not call the Scheduler. After the first call, a
+// panic or a runtime.Goexit in Next is logged with log/slog and counts as
+// no further occurrence (the job ends; a worker that Goexit ends is
+// replaced); in the first call, made by Add or Replace, it goes on to their
+// caller.
 //
 // Custom schedules are read on the wall clock, like At and Cron. The
 // Schedules returned by After and Every are recognised by the Scheduler

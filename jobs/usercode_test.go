@@ -5,6 +5,7 @@ import (
 	"context"
 	"log/slog"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -185,6 +186,59 @@ func TestGoexitInScheduleNext(t *testing.T) {
 			if got := logged(); !strings.Contains(got, tc.report) {
 				t.Errorf("log %q, want %q", got, tc.report)
 			}
+		})
+	}
+}
+
+// TestScheduleNextOncePerOccurrence pins issue 20 item 5: the wheel asked
+// a FromCompletion job's Next at every firing and threw the answer away
+// (the worker asks it again when the occurrence ends), and asked any job's
+// Next at the firing that reached its Limit, for nothing. Next is asked
+// once at Add and then once per occurrence that needs it: with
+// FromCompletion, with the end of each occurrence.
+func TestScheduleNextOncePerOccurrence(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts JobOptions
+		run  time.Duration // how long each run takes
+		want []time.Duration
+	}{
+		// Runs at 10s, 23s, 36s, 49s, each 3s long: Next is asked at Add
+		// and at the end of each run.
+		{"from completion", JobOptions{FromCompletion: true}, 3 * time.Second,
+			[]time.Duration{0, 13 * time.Second, 26 * time.Second, 39 * time.Second, 52 * time.Second}},
+		// Runs at 10s and 20s: Next is asked at Add and at the first
+		// firing; the second reaches Limit.
+		{"limit", JobOptions{Limit: 2}, 0, []time.Duration{0, 10 * time.Second}},
+		// FromCompletion and Limit: not asked after the last run.
+		{"from completion limit", JobOptions{FromCompletion: true, Limit: 2}, 3 * time.Second,
+			[]time.Duration{0, 13 * time.Second}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				s, _ := newScheduler(t, Options{})
+				defer shutdown(t, s)
+				start := time.Now()
+				var mu sync.Mutex
+				var asked []time.Duration
+				sched := scheduleFunc(func(after time.Time) time.Time {
+					mu.Lock()
+					asked = append(asked, after.Sub(start))
+					mu.Unlock()
+					return after.Add(10 * time.Second)
+				})
+				mustAdd(t, s, "j", sched, func(context.Context, Run) error {
+					time.Sleep(tc.run)
+					return nil
+				}, tc.opts)
+				time.Sleep(55 * time.Second)
+				synctest.Wait()
+				mu.Lock()
+				defer mu.Unlock()
+				if !slices.Equal(asked, tc.want) {
+					t.Fatalf("Next asked at %v, want %v", asked, tc.want)
+				}
+			})
 		})
 	}
 }
