@@ -99,9 +99,10 @@ func (s *Scheduler) following(j *job, occ, now time.Time) time.Time {
 		return time.Time{}
 	case planEvery:
 		// occ + k×d with k the smallest that lands after now: whole
-		// periods from the anchor, so the schedule never drifts.
+		// periods from the anchor, so the schedule never drifts. Added
+		// in two steps so that k×d cannot overflow for a huge d.
 		d := period(j.when)
-		return occ.Add(d * (now.Sub(occ)/d + 1))
+		return occ.Add(d * (now.Sub(occ) / d)).Add(d)
 	}
 	from := now
 	if from.Before(occ) {

@@ -31,7 +31,9 @@ type Schedule interface {
 
 // After runs a job once, d after it is added (or replaced), on the
 // monotonic clock: a wall-clock step does not move it. d must be positive;
-// Add reports an error otherwise. As a plain Schedule, Next(t) is t+d.
+// Add reports an error otherwise. Any positive d is honoured, up to the
+// largest Duration (about 292 years), never cut short. As a plain
+// Schedule, Next(t) is t+d.
 func After(d time.Duration) Schedule { return after{d} }
 
 // At runs a job once, at t on the wall clock: if the wall clock is stepped
@@ -45,8 +47,9 @@ func At(t time.Time) Schedule { return at{t.Round(0)} }
 // it is added. Occurrence k is due exactly k×d after the Add, however
 // late earlier runs started, so the schedule does not drift; occurrences
 // missed while the job ran long (under OverlapSkip or OverlapQueue) or
-// while no worker was free collapse into one. d must be positive. As a
-// plain Schedule, Next(t) is t+d.
+// while no worker was free collapse into one. d must be positive; any
+// positive d is honoured, as for After. As a plain Schedule, Next(t) is
+// t+d.
 func Every(d time.Duration) Schedule { return every{d} }
 
 type after struct{ d time.Duration }

@@ -258,13 +258,15 @@ func (s *Scheduler) first(j *job, now time.Time) (time.Time, error) {
 	return next, nil
 }
 
-// period returns the d of After(d) or Every(d).
+// period returns the d of After(d) or Every(d), whole: a delay past the
+// wheel's horizon is re-armed for the rest when the wheel fires it
+// (fireJob), so it is never cut short.
 func period(w Schedule) time.Duration {
 	switch w := w.(type) {
 	case after:
-		return min(w.d, maxDelay)
+		return w.d
 	case every:
-		return min(w.d, maxDelay)
+		return w.d
 	}
 	return 0
 }
