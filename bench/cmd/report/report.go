@@ -368,11 +368,26 @@ func writeSuite(p *mdWriter, rep *report, r *suiteRun) {
 			p.line("")
 		}
 	}
+	if r.Output != nil {
+		for _, n := range r.Output.Notes {
+			p.line("> " + n)
+			p.line("")
+		}
+	}
 	for _, ch := range rep.Charts[s.ID] {
 		p.line(fmt.Sprintf("![%s](img/%s)", ch.Title, ch.File))
 		p.line("")
 	}
 	for _, t := range r.Tables {
+		if s.Matrix != "" && slices.Contains(t.Units, s.Matrix) {
+			writeMatrix(p, s, t)
+			p.line("<details><summary>Every figure of Benchmark" + t.Func + "</summary>")
+			p.line("")
+			writeTable(p, rep, s, t)
+			p.line("</details>")
+			p.line("")
+			continue
+		}
 		writeTable(p, rep, s, t)
 	}
 }
