@@ -20,20 +20,18 @@ const (
 	traceLen   = 1 << 21   // keys per trace (16 MiB, no pointers)
 
 	readKeys = 100_000 // resident keys of the reads-only workload
-
-	payloadBytes = 16 // a uint64 key and a uint64 value
 )
 
 // cacheShape is the size of a workload; testing.Short shrinks it.
 type cacheShape struct {
-	gsKeys, gsCapacity, readKeys, bytesEntries int
+	gsKeys, gsCapacity, readKeys int
 }
 
 func shape() cacheShape {
 	if testing.Short() {
-		return cacheShape{gsKeys: 1 << 16, gsCapacity: 1 << 13, readKeys: 1 << 13, bytesEntries: 1 << 16}
+		return cacheShape{gsKeys: 1 << 16, gsCapacity: 1 << 13, readKeys: 1 << 13}
 	}
-	return cacheShape{gsKeys: gsKeys, gsCapacity: gsCapacity, readKeys: readKeys, bytesEntries: 1 << 20}
+	return cacheShape{gsKeys: gsKeys, gsCapacity: gsCapacity, readKeys: readKeys}
 }
 
 func mustCache(b *testing.B, im cacheImpl, cfg cacheConfig) ttlCache {
@@ -210,46 +208,4 @@ func runReads(b *testing.B, c ttlCache, trace []uint64, rng *rand.Rand) (hits, o
 	})
 	m.Stop()
 	return totalHits.Load(), totalOps.Load()
-}
-
-// BenchmarkCacheBytesPerEntry reports the heap one cache holds per entry
-// after being built with capacity N and filled with N entries (N = 1M,
-// 64Ki under -short) with a TTL of an hour: HeapInuse growth across
-// building and filling, after full collections, divided by the number of
-// keys that hit afterwards ("held"), minus the 16 bytes of key and value
-// payload ("B/entry"). For string-keyed caches the key bytes are pre-built
-// outside the measurement; what they hold per entry is a 16-byte string
-// header and an 8-byte boxed value, so 16 bytes are subtracted from them
-// too. One round per process; reports no ns/op.
-func BenchmarkCacheBytesPerEntry(b *testing.B) {
-	n := shape().bytesEntries
-	namesFor(n) // built outside the measurement
-	for _, im := range cacheImpls {
-		b.Run("impl="+im.name, func(b *testing.B) {
-			reportOneShot(b, func() map[string]float64 {
-				var c ttlCache
-				total := harness.HeapPerItem(1, func() {
-					c = mustCache(b, im, cacheConfig{capacity: n, ttl: longTTL, keys: n})
-					for k := range uint64(n) {
-						c.Set(k, k)
-					}
-					c.Sync()
-				})
-				held := 0
-				for k := range uint64(n) {
-					if _, ok := c.Get(k); ok {
-						held++
-					}
-				}
-				closeCache(c)
-				if held == 0 {
-					b.Fatalf("%s holds no entry after %d Sets", im.name, n)
-				}
-				return map[string]float64{
-					"B/entry": total/float64(held) - payloadBytes,
-					"held":    float64(held),
-				}
-			})
-		})
-	}
 }

@@ -40,7 +40,7 @@ var unitAbout = map[string]string{
 	"cpu-ns/op":   "process CPU ns per operation",
 	"cpu-ns/msg":  "server CPU ns per message",
 	"B/pending":   "heap bytes per pending timer",
-	"B/entry":     "heap bytes per entry beyond the payload",
+	"B/entry":     "heap bytes per entry",
 	"MiB-held":    "MiB of heap held",
 	"cpu-ms/s":    "CPU ms per second of wall time",
 	"reclaim-ms":  "ms after the last deadline",
