@@ -40,7 +40,7 @@ var unitAbout = map[string]string{
 	"cpu-ns/op":   "process CPU ns per operation",
 	"cpu-ns/msg":  "server CPU ns per message",
 	"B/pending":   "heap bytes per pending timer",
-	"B/entry":     "heap bytes per entry beyond the payload",
+	"B/entry":     "heap bytes per entry",
 	"MiB-held":    "MiB of heap held",
 	"cpu-ms/s":    "CPU ms per second of wall time",
 	"reclaim-ms":  "ms after the last deadline",
@@ -368,11 +368,26 @@ func writeSuite(p *mdWriter, rep *report, r *suiteRun) {
 			p.line("")
 		}
 	}
+	if r.Output != nil {
+		for _, n := range r.Output.Notes {
+			p.line("> " + n)
+			p.line("")
+		}
+	}
 	for _, ch := range rep.Charts[s.ID] {
 		p.line(fmt.Sprintf("![%s](img/%s)", ch.Title, ch.File))
 		p.line("")
 	}
 	for _, t := range r.Tables {
+		if s.Matrix != "" && slices.Contains(t.Units, s.Matrix) {
+			writeMatrix(p, s, t)
+			p.line("<details><summary>Every figure of Benchmark" + t.Func + "</summary>")
+			p.line("")
+			writeTable(p, rep, s, t)
+			p.line("</details>")
+			p.line("")
+			continue
+		}
 		writeTable(p, rep, s, t)
 	}
 }

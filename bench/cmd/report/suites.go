@@ -35,6 +35,12 @@ type suite struct {
 	// by name, which is seldom the order they read best in.
 	Columns []string
 
+	// Matrix, when set, is a unit shown first as one compact table per
+	// benchmark function: a row per group, a column per implementation,
+	// the best peer of each row in bold. The full table (every unit, the
+	// ratios) then follows folded in a <details> element.
+	Matrix string
+
 	Charts []chart
 }
 
@@ -172,10 +178,11 @@ var suites = []suite{
 		ID:    "cache",
 		Title: "Cache: throughput",
 		About: "`GetOrSet`: Get, and Set on a miss, from parallel goroutines over 1M keys (Zipf s = 1.01 or uniform), " +
-			"capacity 100k, TTL 1 h. `Reads`: Get only over 100k resident keys. `ns/op` is wall time per operation " +
+			"capacity 100k, TTL 1 h. `Set`: Set alone in the same shape (overwrites and evicting inserts). `Reads`: " +
+			"Get only over 100k resident keys, from 2 goroutines, and with Zipf keys also from 8 (on 2 processors). `ns/op` is wall time per operation " +
 			"over both cores (throughput); `cpu-ns/op` is process CPU per operation (about 2 × ns/op with both " +
 			"cores busy), which other processes on the machine do not inflate.",
-		Bench:          `^BenchmarkCache(GetOrSet|Reads)$`,
+		Bench:          `^BenchmarkCache(GetOrSet|Set|Reads)$`,
 		Benchtime:      "400ms",
 		QuickBenchtime: "2000x",
 		Ratio:          []string{"cpu-ns/op"},
@@ -187,16 +194,68 @@ var suites = []suite{
 	{
 		ID:    "cachemem",
 		Title: "Cache: bytes per entry",
-		About: "Heap growth across building a cache of capacity 1M and setting 1M keys (TTL 1 h), divided by the " +
-			"keys still held, minus the 16-byte key + value payload. One round per process.",
+		About: "Heap growth across building a cache and setting n keys (TTL 1 h), after full collections, divided by " +
+			"the keys still held; `B/entry` is the mean over n = 47k, 70k, 105k and 160k (`-min`/`-max` the extremes, " +
+			"which a hash table's growth steps set apart). `kv=u64`: uint64 keys and values, the 16-byte payload " +
+			"included; `kv=str`: string keys and 16-byte []byte values whose bytes are pre-built outside the " +
+			"measurement, so what is counted is the cache and the headers it stores. `bound=limit`: capacity n; " +
+			"`bound=none`: no capacity, for the caches that allow it. `empty-KiB` is the live heap of the cache built " +
+			"empty (capacity 160k when bounded); `held%` the share of the last fill still held. Ristretto is waited " +
+			"for after each Set, so it drops none. One round per process.",
 		Bench:          `^BenchmarkCacheBytesPerEntry$`,
 		Benchtime:      "1x",
 		QuickBenchtime: "1x",
 		OneShot:        true,
 		Ratio:          []string{"B/entry"},
+		Columns:        []string{"B/entry", "B/entry-min", "B/entry-max", "empty-KiB", "held%"},
 		Charts: []chart{
-			{File: "cache-bytes.svg", Title: "Cache: heap per entry beyond the 16-byte payload (1M entries)",
-				Units: []string{"B/entry"}},
+			{File: "cache-bytes.svg", Title: "Cache: heap per entry (47k–160k entries)",
+				Units: []string{"B/entry"}, Trim: "CacheBytesPerEntry/"},
+		},
+	},
+	{
+		ID:    "hitratio",
+		Title: "Cache: hit ratio on real traces",
+		About: "The first 1M accesses of five real traces (`../shared/traces` from the repository root, or " +
+			"`$TTLKIT_TRACES`; a clone without the folder skips them: see its README for formats and sources) " +
+			"replayed read-through (Get, then Set after a miss), one goroutine, nothing expires, at 0.1, 1, 5, 10 " +
+			"and 25% of each trace's distinct keys (at least 16; loop's two smallest coincide, 24 cells in all). " +
+			"Every cache is held to its capacity at every access: otter's maintenance runs inline (a synchronous " +
+			"Executor), theine and ristretto are drained by their `Wait` after each Set, the others evict " +
+			"synchronously; the replay checks the entry count after every Set and fails beyond the capacity, " +
+			"except for golang-lru's ARC, which at times holds one entry more (`over-cap` counts those Sets, " +
+			"`max-held` shows the most it held). `exact-lru` is a plain LRU and `belady` Belady's optimum with " +
+			"bypass, the ceiling of any policy; no cache may beat it. `cap=mean` rows are the mean over a trace's " +
+			"cells, `trace=all` over all 24; `trace=zipf` is CacheGetOrSet's Zipf workload (1M keys, s = 1.01, " +
+			"capacity 100k) replayed the same way after 400k uncounted warm-up accesses. `ns/access` is wall " +
+			"time per access including the drains, so it flatters no buffered cache. One round per process.",
+		Bench:          `^BenchmarkHitRatio$`,
+		Benchtime:      "1x",
+		QuickBenchtime: "1x",
+		OneShot:        true,
+		Ratio:          []string{"hit%"},
+		Baselines:      []string{"exact-lru", "belady"},
+		Columns:        []string{"hit%", "max-held", "over-cap", "ns/access", "cells"},
+		Matrix:         "hit%",
+		Charts: []chart{
+			{File: "hitratio-mean.svg", Title: "Cache hit ratio: mean per trace, over all 24 cells, and synthetic Zipf",
+				Units: []string{"hit%"}, Groups: `^HitRatio/trace=[^/]+/cap=mean$|^HitRatio/trace=zipf/`, Trim: "HitRatio/",
+				Axis: "hits per 100 accesses (hit%)"},
+			{File: "hitratio-oltp.svg", Title: "Cache hit ratio: OLTP (ARC's CODASYL database trace), by capacity",
+				Units: []string{"hit%"}, Groups: `^HitRatio/trace=oltp/`, Trim: "HitRatio/trace=oltp/",
+				Axis: "hits per 100 accesses (hit%)"},
+			{File: "hitratio-scarab.svg", Title: "Cache hit ratio: Scarab product recommendations, by capacity",
+				Units: []string{"hit%"}, Groups: `^HitRatio/trace=scarab/`, Trim: "HitRatio/trace=scarab/",
+				Axis: "hits per 100 accesses (hit%)"},
+			{File: "hitratio-web12.svg", Title: "Cache hit ratio: web12 (cache2k's web application trace), by capacity",
+				Units: []string{"hit%"}, Groups: `^HitRatio/trace=web12/`, Trim: "HitRatio/trace=web12/",
+				Axis: "hits per 100 accesses (hit%)"},
+			{File: "hitratio-loop.svg", Title: "Cache hit ratio: loop (LIRS looping scan), by capacity",
+				Units: []string{"hit%"}, Groups: `^HitRatio/trace=loop/`, Trim: "HitRatio/trace=loop/",
+				Axis: "hits per 100 accesses (hit%)"},
+			{File: "hitratio-sprite.svg", Title: "Cache hit ratio: sprite (LIRS Sprite file system), by capacity",
+				Units: []string{"hit%"}, Groups: `^HitRatio/trace=sprite/`, Trim: "HitRatio/trace=sprite/",
+				Axis: "hits per 100 accesses (hit%)"},
 		},
 	},
 	{

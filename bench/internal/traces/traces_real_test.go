@@ -1,0 +1,46 @@
+package traces
+
+import (
+	"errors"
+	"testing"
+)
+
+// TestRealTraces checks every trace of the shared folder against the
+// accesses and distinct keys its README lists. It skips when the folder is
+// absent (a clone has none).
+func TestRealTraces(t *testing.T) {
+	dir, err := Dir("../..")
+	if errors.Is(err, ErrNoTraces) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][2]int{
+		"oltp":   {914_145, 186_880},
+		"scarab": {1_245_184, 258_368},
+		"web12":  {95_607, 13_756},
+		"loop":   {505_500, 1_011},
+		"sprite": {133_996, 7_075},
+	}
+	for _, tr := range All {
+		t.Run(tr.Name, func(t *testing.T) {
+			keys, err := Load(dir, tr, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := want[tr.Name]
+			if len(keys) != w[0] {
+				t.Errorf("%d accesses, want %d", len(keys), w[0])
+			}
+			if d := Distinct(keys); d != w[1] {
+				t.Errorf("%d distinct keys, want %d", d, w[1])
+			}
+			first, err := Load(dir, tr, 1_000_000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("first 1M: %d accesses, %d distinct", len(first), Distinct(first))
+		})
+	}
+}
