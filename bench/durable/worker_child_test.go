@@ -1,0 +1,3 @@
+package durable
+
+func runWorkerChild() {}
