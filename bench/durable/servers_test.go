@@ -71,6 +71,9 @@ type server struct {
 	argv []string
 	user string   // run as this user ("" = current)
 	env  []string // extra environment variables
+	// ready, if set, waits until the server serves requests, after it
+	// accepts connections.
+	ready func() error
 	cmd  *exec.Cmd
 	log  *os.File
 }
@@ -99,6 +102,12 @@ func (s *server) start(tb testing.TB) {
 		s.kill()
 		out, _ := os.ReadFile(s.log.Name())
 		tb.Fatalf("%s: %v\n%s", s.name, err, tail(string(out), 2000))
+	}
+	if s.ready != nil {
+		if err := s.ready(); err != nil {
+			s.kill()
+			tb.Fatal(err)
+		}
 	}
 }
 
@@ -131,35 +140,54 @@ func (s *server) kill() {
 	s.log.Close()
 }
 
-// rssBytes is the server process's resident memory (its process group's
-// main process), from /proc.
-func (s *server) rssBytes() (int64, error) {
+// memBytes is the server's memory: the proportional set size (Pss, from
+// /proc/PID/smaps_rollup) summed over every process of its process group,
+// so that memory shared between a server's processes (PostgreSQL's shared
+// buffers) counts once.
+func (s *server) memBytes() (int64, error) {
 	if s.cmd == nil {
 		return 0, fmt.Errorf("%s not running", s.name)
 	}
-	pid := s.cmd.Process.Pid
-	if s.user != "" {
-		// runuser forks the server: take its child.
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
-		if err == nil && len(strings.Fields(string(b))) > 0 {
-			pid, _ = strconv.Atoi(strings.Fields(string(b))[0])
+	pgid := s.cmd.Process.Pid
+	procs, err := filepath.Glob("/proc/[0-9]*/stat")
+	if err != nil {
+		return 0, err
+	}
+	var total int64
+	for _, stat := range procs {
+		b, err := os.ReadFile(stat)
+		if err != nil {
+			continue // exited meanwhile
+		}
+		// Fields after the command name, which is in parentheses.
+		i := strings.LastIndexByte(string(b), ')')
+		f := strings.Fields(string(b[i+1:]))
+		if len(f) < 3 || f[2] != strconv.Itoa(pgid) {
+			continue
+		}
+		pss, err := pssOf(filepath.Join(filepath.Dir(stat), "smaps_rollup"))
+		if err == nil {
+			total += pss
 		}
 	}
-	return rssOf(pid)
+	if total == 0 {
+		return 0, fmt.Errorf("%s: no memory figure for process group %d", s.name, pgid)
+	}
+	return total, nil
 }
 
-func rssOf(pid int) (int64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+func pssOf(path string) (int64, error) {
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return 0, err
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "Pss:" {
 			kb, err := strconv.ParseInt(f[1], 10, 64)
 			return kb << 10, err
 		}
 	}
-	return 0, fmt.Errorf("no VmRSS for pid %d", pid)
+	return 0, fmt.Errorf("no Pss in %s", path)
 }
 
 func tail(s string, n int) string {
@@ -231,19 +259,26 @@ func startPostgres(tb testing.TB) (s *server, dsn string) {
 		argv: []string{filepath.Join(bin, "postgres"), "-D", data, "-h", "127.0.0.1", "-p", strconv.Itoa(port),
 			"-k", dir, "-c", "max_connections=200"},
 	}
+	dsn = fmt.Sprintf("postgres://bench@127.0.0.1:%d/postgres?sslmode=disable", port)
+	s.ready = func() error { return waitPostgres(dsn) }
 	s.start(tb)
 	tb.Cleanup(s.stop)
-	dsn = fmt.Sprintf("postgres://bench@127.0.0.1:%d/postgres?sslmode=disable", port)
-	// The server accepts connections a moment before it accepts logins.
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	return s, dsn
+}
+
+// waitPostgres waits until the server accepts logins: it accepts
+// connections a moment before (and while it recovers after a crash).
+func waitPostgres(dsn string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	for {
-		if err := pgPing(ctx, dsn); err == nil {
-			break
-		} else if ctx.Err() != nil {
-			tb.Fatalf("postgres: %v", err)
+		err := pgPing(ctx, dsn)
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("postgres: %w", err)
 		}
 		time.Sleep(50 * time.Millisecond) // polling a starting process
 	}
-	return s, dsn
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivermigrate"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/ttlkit/ttlkit/natsjobs"
 )
@@ -259,7 +260,19 @@ func (s *riverSystem) Cancel(ctx context.Context, id string) (bool, error) {
 	if !ok {
 		return false, nil
 	}
-	_, err := s.c.JobCancel(ctx, rid)
+	// JobCancel returns the row whatever its state was: a job already
+	// finished or cancelled is reported absent, as the others do.
+	row, err := s.c.JobGet(ctx, rid)
+	if errors.Is(err, river.ErrNotFound) {
+		return false, nil
+	} else if err != nil {
+		return false, err
+	}
+	switch row.State {
+	case rivertype.JobStateCancelled, rivertype.JobStateCompleted, rivertype.JobStateDiscarded:
+		return false, nil
+	}
+	_, err = s.c.JobCancel(ctx, rid)
 	if errors.Is(err, river.ErrNotFound) {
 		return false, nil
 	}
@@ -273,6 +286,10 @@ func (s *riverSystem) Work(ctx context.Context, n int, fn handler) (func(), erro
 		Logger:  quiet,
 		Queues:  map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: n}},
 		Workers: workers,
+		// A running job's claim lapses after 30 s, as natsjobs' AckWait
+		// and asynq's lease do by default (river's own default is an hour).
+		JobTimeout:           20 * time.Second,
+		RescueStuckJobsAfter: 30 * time.Second,
 	})
 	if err != nil {
 		return nil, err

@@ -1,3 +1,0 @@
-package durable
-
-func runWorkerChild() {}
