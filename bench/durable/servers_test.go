@@ -74,8 +74,8 @@ type server struct {
 	// ready, if set, waits until the server serves requests, after it
 	// accepts connections.
 	ready func() error
-	cmd  *exec.Cmd
-	log  *os.File
+	cmd   *exec.Cmd
+	log   *os.File
 }
 
 func (s *server) start(tb testing.TB) {
