@@ -183,7 +183,8 @@ type JobOptions struct {
 	// DeadLetter, when not nil, is called once for every occurrence that
 	// failed for good: its attempts are used up, or the error was
 	// Permanent or refused by Retry.If. It runs on the worker goroutine of
-	// the last attempt, after OnFinish. nil means the default.
+	// the last attempt, after OnFinish, even one that panicked or called
+	// runtime.Goexit. nil means the default.
 	DeadLetter func(DeadLetter)
 }
 

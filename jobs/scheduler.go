@@ -128,8 +128,9 @@ func New(opts Options) (*Scheduler, error) {
 	s.pool = newPool(opts.Workers, opts.Queue, s.exec)
 	sched, err := timingwheel.NewScheduler(opts.Resolution, wheelSlots, s.fire,
 		timingwheel.WithPanicHandler(func(p timingwheel.Panic) {
-			// fire runs no user code (Schedule.Next aside), so this is a
-			// bug here or a panicking custom Schedule; the wheel goes on.
+			// fire runs no user code but Schedule.Next, whose panics
+			// strictNext recovers, so this is a bug here (or a Goexit in
+			// Next); the wheel goes on.
 			slog.Error("jobs: wheel callback panicked", "panic", p.Recovered, "stack", string(p.Stack))
 		}))
 	if err != nil {
@@ -257,13 +258,15 @@ func (s *Scheduler) first(j *job, now time.Time) (time.Time, error) {
 	return next, nil
 }
 
-// period returns the d of After(d) or Every(d).
+// period returns the d of After(d) or Every(d), whole: a delay past the
+// wheel's horizon is re-armed for the rest when the wheel fires it
+// (fireJob), so it is never cut short.
 func period(w Schedule) time.Duration {
 	switch w := w.(type) {
 	case after:
-		return min(w.d, maxDelay)
+		return w.d
 	case every:
-		return min(w.d, maxDelay)
+		return w.d
 	}
 	return 0
 }
