@@ -455,4 +455,45 @@ var suites = []suite{
 				Axis: "milliseconds after the due time"},
 		},
 	},
+	{
+		ID:    "durable",
+		Title: "Durable job queues: natsjobs, asynq and river",
+		Dir:   "durable",
+		About: "The nested module `bench/durable`: the same workloads through natsjobs (`natsjobs`: embedded server, file " +
+			"storage, in this process; `natsjobs-ext`: the same server as a process of its own, reached over loopback " +
+			"TCP), asynq v0.26.0 on redis-server (append-only file fsynced every second) and river v0.51.2 on " +
+			"PostgreSQL 15 (its defaults: fsync on every commit), each against a fresh server started on loopback " +
+			"with a temporary data directory (`bash durable/install.sh` installs redis-server and PostgreSQL from " +
+			"Debian's packages). Peers run with their defaults, except that river's claim on a running job lapses " +
+			"after 30 s as natsjobs' AckWait and asynq's lease do (its default is an hour). asynq has no bulk enqueue: " +
+			"its `batch=1000` rows are its Enqueue from 8 goroutines. river moves scheduled jobs to available every " +
+			"5 s and asynq checks for due ones every 5 s (`DelayedTaskCheckInterval`): their lateness is that " +
+			"interval, by design. `Enqueue`: jobs due now, one call at a time from 1 or 8 goroutines, or batches of " +
+			"1000. `Run`: 20k no-op jobs stored first, run by 2 or 8 handlers, for at most 60 s (`unrun`: not run by then; river's default fetch cadence takes at most MaxWorkers jobs per 100 ms `FetchCooldown`). `Delayed`: 10k jobs due one after the " +
+			"other at 1k or 5k jobs/s, stored while 8 handlers run them. `Cancel`: 5k jobs due in 20 s cancelled one " +
+			"call at a time; `ran` counts cancelled jobs that ran anyway. `Recovery`: 100k pending jobs, the server " +
+			"stopped (SIGTERM) and started again, then 8 handlers: the first run from the server's start, and runs/s until all ran (at most 120 s). " +
+			"`ServerMemory`: the server's proportional set size per job due in an hour. `Kill`: 6k jobs of 2 ms in " +
+			"a worker process killed with SIGKILL a third of the way; `lost` never finished, `twice` finished twice, " +
+			"`rerun` started again (in flight at the kill). One round per process.",
+		Bench:          `^Benchmark(Enqueue|Run|Delayed|Cancel|Recovery|ServerMemory|Kill)$`,
+		Benchtime:      "1x",
+		QuickBench:     `^Benchmark(Enqueue|Run|Delayed)$/^(goroutines=1|workers=2|rate=1k)$`,
+		QuickBenchtime: "1x",
+		Timeout:        "90m",
+		OneShot:        true,
+		Ratio:          []string{"jobs/s", "runs/s", "p99-late-ms", "cancels/s", "first-run-ms", "B/job", "rerun"},
+		Columns:        []string{"jobs/s", "runs/s", "p50-late-ms", "p99-late-ms", "max-late-ms", "early", "lost", "twice"},
+		Charts: []chart{
+			{File: "durable-enqueue.svg", Title: "Durable queues: jobs stored per second",
+				Units: []string{"jobs/s"}, Groups: `^Enqueue/`, Trim: "Enqueue/", Log: true},
+			{File: "durable-run.svg", Title: "Durable queues: no-op runs per second",
+				Units: []string{"runs/s"}, Groups: `^Run/`, Trim: "Run/", Log: true},
+			{File: "durable-delayed.svg", Title: "Durable queues: p99 start lateness of delayed jobs",
+				Units: []string{"p99-late-ms"}, Groups: `^Delayed/`, Trim: "Delayed/", Log: true,
+				Axis: "milliseconds after the due time (log scale)"},
+			{File: "durable-memory.svg", Title: "Durable queues: server memory per pending job",
+				Units: []string{"B/job"}, Groups: `^ServerMemory`},
+		},
+	},
 }
