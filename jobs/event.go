@@ -31,6 +31,12 @@ type Run struct {
 	Scheduled time.Time
 	// Started is when the attempt started; never before Scheduled.
 	Started time.Time
+	// Seq numbers the attempts a Scheduler starts, from 1: no two of its
+	// attempts share one, so it matches the Run a Func (or middleware)
+	// receives with the Events of the same attempt even when every other
+	// field is equal (two Triggers at one instant). Zero in a Run that no
+	// Scheduler made (package natsjobs leaves it zero).
+	Seq uint64
 }
 
 // Outcome is how an attempt ended, or why an occurrence did not run.

@@ -40,7 +40,7 @@ func (s *Scheduler) exec(t task, x *execution) (task, bool) {
 	j.mu.Unlock()
 	s.st.running.Add(1)
 
-	r := Run{ID: j.id, Name: j.pol.name, Attempt: int(t.attempt), Scheduled: t.due, Started: time.Now()}
+	r := Run{ID: j.id, Name: j.pol.name, Attempt: int(t.attempt), Scheduled: t.due, Started: time.Now(), Seq: s.st.seq.Add(1)}
 	lateness := r.Started.Sub(r.Scheduled)
 	s.st.lateness.Observe(lateness)
 	goexit := true

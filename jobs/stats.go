@@ -76,6 +76,7 @@ type counters struct {
 	succeeded, retried, failed, interrupted             atomic.Uint64
 	deadLetters, skipped, deferred, dropped, clockSteps atomic.Uint64
 	running                                             atomic.Int64
+	seq                                                 atomic.Uint64 // attempts started: the last Run.Seq
 	// Recorded by each run on the worker's own stripe (see hist.Striped).
 	lateness, runTime hist.Striped
 }
