@@ -242,3 +242,47 @@ func TestScheduleNextOncePerOccurrence(t *testing.T) {
 		})
 	}
 }
+
+// TestRunSeqTellsAttemptsApart: Run.Seq numbers the attempts from 1; the
+// Func and the hooks of one attempt see the same Seq, and two attempts
+// whose other fields are all equal (two Triggers at one instant, as in a
+// synctest bubble) do not (issue 20 item 7).
+func TestRunSeqTellsAttemptsApart(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, r := newScheduler(t, Options{Workers: 2})
+		defer shutdown(t, s)
+		var mu sync.Mutex
+		var seen []Run
+		mustAdd(t, s, "j", After(time.Hour), func(_ context.Context, run Run) error {
+			mu.Lock()
+			seen = append(seen, run)
+			mu.Unlock()
+			return nil
+		}, JobOptions{Overlap: OverlapAllow})
+		for range 2 {
+			if err := s.Trigger("j"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		synctest.Wait()
+		starts, ends := r.started(), r.finished()
+		if len(seen) != 2 || len(starts) != 2 || len(ends) != 2 {
+			t.Fatalf("%d runs, %d starts, %d ends; want 2 each", len(seen), len(starts), len(ends))
+		}
+		a, b := seen[0], seen[1]
+		if a.Seq == b.Seq || min(a.Seq, b.Seq) != 1 || max(a.Seq, b.Seq) != 2 {
+			t.Errorf("Seqs %d and %d, want 1 and 2", a.Seq, b.Seq)
+		}
+		a.Seq, b.Seq = 0, 0
+		if a != b {
+			t.Errorf("runs %+v and %+v differ besides Seq; the test wants them equal", a, b)
+		}
+		for _, es := range [][]Event{starts, ends} {
+			got := []uint64{es[0].Seq, es[1].Seq}
+			slices.Sort(got)
+			if !slices.Equal(got, []uint64{1, 2}) {
+				t.Errorf("events' Seqs %v, want [1 2]", got)
+			}
+		}
+	})
+}
