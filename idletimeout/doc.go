@@ -66,14 +66,21 @@
 //     friends pass straight through and are never used for idle tracking.
 //   - No copy bypasses tracking, and zero-copy paths survive the wrapper.
 //     ReadFrom keeps sendfile for regular files (io.Copy(conn, file)
-//     too), refreshing the connection every 64 KiB. On Linux, ReadFrom and
-//     WriteTo between TCP connections (bare or wrapped) splice, in steps
-//     sized to the bytes already queued on the source (at most 64 KiB),
-//     each followed by a refresh, so an interactive stream never looks
-//     idle. SyscallConn's raw connection refreshes as its callbacks run and
-//     keeps the socket from os.File's own sendfile and splice. Other copies
-//     go through Read and Write. A peer moving 64 KiB per timeout is never
-//     idle.
+//     too); on Linux it makes the sendfile calls itself and refreshes the
+//     connection after each one that moved a byte, so a slow reader keeps
+//     a long file transfer alive at any pace (elsewhere: every 64 KiB). On
+//     Linux, ReadFrom and WriteTo between TCP connections (bare or
+//     wrapped) splice, in steps sized to the bytes already queued on the
+//     source (at most 64 KiB), each followed by a refresh, so an
+//     interactive stream never looks idle. SyscallConn's raw connection
+//     refreshes as its callbacks run and keeps the socket from os.File's
+//     own sendfile and splice. Other copies go through Read and Write.
+//   - What the sender sees. A sender learns of a slow reader's progress
+//     only when its kernel takes more bytes, which it does in steps (about
+//     half the socket's send buffer, or a window update of the peer's
+//     receive buffer): a peer must take about one such step per timeout,
+//     and at least 64 KiB per timeout through a Write of up to 64 KiB or
+//     a splice.
 //   - Closing a connection cancels its timer at once; Release (and the
 //     net/http hook [ConnState] for hijacked connections) does too.
 //
