@@ -18,8 +18,11 @@ import (
 
 // Crash tests run workers in child processes: the test binary re-executed
 // with NATSJOBS_CHILD_URL set, connected to the parent's embedded server.
-// A child prints "ready", then "run <id>" when a handler starts and
-// "ack <id>" once the server confirmed its acknowledgement; it stops
+// A child prints "ready", then "run <id>" when a handler starts ("run <id>
+// <payload>" for a job with a payload) and "ack <id>" once the server
+// confirmed its acknowledgement; with NATSJOBS_CHILD_HOOKS set, also
+// "held <id>" when a delivery waits in its wheel and "skip <id>" when one
+// is dropped because its job was withdrawn. It stops
 // when its stdin closes, or dies by SIGKILL.
 
 func TestMain(m *testing.M) {
@@ -59,9 +62,17 @@ func childWorker(url string) int {
 		io.Copy(io.Discard, os.Stdin)
 		cancel()
 	}()
+	if os.Getenv("NATSJOBS_CHILD_HOOKS") != "" { // TestCancelFinalProcesses
+		testHookHeld = func(id string) { out <- "held " + id + "\n" }
+		testHookWithdrawn = func(id string) { out <- "skip " + id + "\n" }
+	}
 	out <- "ready\n"
 	err = c.Work(ctx, "q", func(ctx context.Context, r Run) error {
-		out <- "run " + r.ID + "\n"
+		if len(r.Payload) > 0 {
+			out <- "run " + r.ID + " " + string(r.Payload) + "\n"
+		} else {
+			out <- "run " + r.ID + "\n"
+		}
 		time.Sleep(time.Millisecond) // simulated work, not synchronization
 		return nil
 	}, WorkOptions{
@@ -84,8 +95,8 @@ func childWorker(url string) int {
 }
 
 type childEvent struct {
-	child    int
-	kind, id string
+	child             int
+	kind, id, payload string
 }
 
 type child struct {
@@ -95,10 +106,11 @@ type child struct {
 }
 
 // startChild starts worker number n and forwards its lines to events.
-func startChild(t *testing.T, n int, url string, concurrency int, events chan<- childEvent) *child {
+func startChild(t *testing.T, n int, url string, concurrency int, events chan<- childEvent, env ...string) *child {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "NATSJOBS_CHILD_URL="+url, "NATSJOBS_CHILD_CONCURRENCY="+strconv.Itoa(concurrency))
+	cmd.Env = append(cmd.Env, env...)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -115,8 +127,9 @@ func startChild(t *testing.T, n int, url string, concurrency int, events chan<- 
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
-			kind, id, _ := strings.Cut(sc.Text(), " ")
-			events <- childEvent{n, kind, id}
+			kind, rest, _ := strings.Cut(sc.Text(), " ")
+			id, payload, _ := strings.Cut(rest, " ")
+			events <- childEvent{n, kind, id, payload}
 		}
 		ch.exit <- cmd.Wait()
 	}()

@@ -44,6 +44,14 @@
 //   - Idempotent by ID: enqueueing an ID that is pending in the queue
 //     replaces it (its payload, headers and time); Cancel removes it, with
 //     its retries.
+//   - Cancel is final: once Cancel returned true, or an enqueue that
+//     replaced the job returned, the withdrawn copy never starts, on any
+//     worker of any process, wherever it was: waiting on the server, held
+//     in a worker until due, taken by a runner, waiting for a retry, a
+//     cron activation. A run starts only after the server confirmed that
+//     its message is still stored (one round trip), and cancelling or
+//     replacing removes that message; a run the server confirmed before
+//     the Cancel keeps running.
 //   - One of N: each delivery goes to exactly one worker of the queue. A
 //     job runs twice only if a worker died (or lost the server) while
 //     running it, before its success was stored: handlers should be

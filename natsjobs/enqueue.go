@@ -292,9 +292,12 @@ func (c *Client) apiErr(what string, err error) error {
 }
 
 // Cancel removes the job with this Queue and ID: its schedule, its due
-// copy, its pending retries. A run in progress finishes, but is neither
-// retried nor dead-lettered if it fails. It reports whether anything was
-// removed.
+// copy, its pending retries. It reports whether anything was removed.
+// Once it returned, no removed copy starts: not one a worker already
+// received and holds until due, nor one a runner is about to start (each
+// run first checks with the server that its copy is still stored). A run
+// already started finishes, but is neither retried nor dead-lettered if
+// it fails; Cancel does not wait for it.
 func (c *Client) Cancel(ctx context.Context, queue, id string) (bool, error) {
 	if err := c.checkQueue(queue); err != nil {
 		return false, err

@@ -288,6 +288,10 @@ func (c *Client) declare(ctx context.Context, q string) error {
 		AllowMsgSchedules: true,
 		AllowRollup:       true,
 		Duplicates:        noDedupe,
+		// Direct gets for a run's check that its message is still
+		// stored (Client.stored); with more replicas it uses the
+		// leader's API instead.
+		AllowDirect: c.cfg.Replicas == 1,
 	}, {
 		Name:              deadStream(q),
 		Subjects:          []string{"natsjobs." + q + ".dead.>"},

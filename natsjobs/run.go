@@ -1,7 +1,9 @@
 package natsjobs
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -39,6 +41,9 @@ func (w *worker) run(d *delivery) {
 	if r.Scheduled.IsZero() {
 		r.Scheduled = meta.Timestamp
 	}
+	if h := testHookRun; h != nil {
+		h(r.ID)
+	}
 	ctx, cancel := context.WithTimeout(w.ctx, w.c.cfg.Timeout)
 	defer cancel()
 	seq := meta.Sequence.Stream
@@ -52,9 +57,27 @@ func (w *worker) run(d *delivery) {
 		}
 		if !current {
 			m.Ack()
+			if h := testHookWithdrawn; h != nil {
+				h(r.ID)
+			}
 			return
 		}
+	} else if ok, err := w.c.stored(ctx, w.queue, seq); err != nil || !ok {
+		// Cancel is final: a delivery whose message was withdrawn
+		// (cancelled, replaced, or settled by another run) does not
+		// start, however long it waited here. The rearm above is the
+		// same check for a cron activation.
+		if err != nil {
+			m.NakWithDelay(scheduleLead) // not known: ask again later
+			return
+		}
+		m.Ack()
+		if h := testHookWithdrawn; h != nil {
+			h(r.ID)
+		}
+		return
 	}
+	r.Started = time.Now()
 	ev := jobs.Event{Run: r.Run, Lateness: max(r.Started.Sub(r.Scheduled), 0)}
 	if r.Attempt > w.opts.Retry.Attempts {
 		// Delivered again after its last attempt without an outcome:
@@ -171,11 +194,65 @@ func (w *worker) retry(ctx context.Context, r Run, m jetstream.Msg, seq uint64) 
 // withdrawn reports whether the delivery's message left the work stream
 // (the job was cancelled or replaced) while it ran.
 func (w *worker) withdrawn(ctx context.Context, seq uint64) (bool, error) {
-	_, err := w.stream.GetMsg(ctx, seq)
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
+	ok, err := w.c.stored(ctx, w.queue, seq)
+	return !ok && err == nil, err
+}
+
+// Test hooks, called with the job's ID by run: testHookRun when it takes a
+// delivery from the runners' channel, testHookWithdrawn when a
+// delivery does not start because its message was withdrawn.
+var testHookRun, testHookWithdrawn func(id string)
+
+// stored reports whether the queue's work stream still holds the message
+// with sequence seq, in one round trip to the stream's leader (with one
+// replica, its only server). The message
+// of a job stays stored from its enqueueing to its outcome (the work
+// stream drops it on the acknowledgement); Cancel purges it, an enqueue
+// that replaces the job purges it or stores a newer message on its subject
+// (one per subject), and another run's stored outcome deletes it. The
+// server applies these in order, so once one of them returned, stored
+// answers false.
+func (c *Client) stored(ctx context.Context, queue string, seq uint64) (bool, error) {
+	ctx, cancel := c.timeout(ctx)
+	defer cancel()
+	if c.cfg.Replicas == 1 {
+		// A direct get, answered inline by the stream's only copy
+		// rather than queued for the API's workers; with more copies a
+		// follower could answer from before a purge.
+		req := strconv.AppendUint([]byte(`{"no_hdr":true,"seq":`), seq, 10)
+		resp, err := c.nc.RequestWithContext(ctx, "$JS.API.DIRECT.GET."+workStream(queue), append(req, '}'))
+		if err != nil {
+			return false, c.apiErr("check "+strconv.FormatUint(seq, 10), err)
+		}
+		switch status := resp.Header.Get("Status"); status {
+		case "":
+			return true, nil
+		case "404":
+			return false, nil
+		default:
+			return false, fmt.Errorf("natsjobs: check %d: status %s %s", seq, status, resp.Header.Get("Description"))
+		}
+	}
+	req := strconv.AppendUint([]byte(`{"seq":`), seq, 10)
+	resp, err := c.nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET."+workStream(queue), append(req, '}'))
+	if err != nil {
+		return false, c.apiErr("check "+strconv.FormatUint(seq, 10), err)
+	}
+	// The answer is the message, subject and base64 data and headers,
+	// or an error: no other `"error":` can appear in it.
+	if !bytes.Contains(resp.Data, []byte(`"error":`)) {
 		return true, nil
 	}
-	return false, w.c.apiErr("check delivery", err)
+	var r struct {
+		Error *jetstream.APIError `json:"error"`
+	}
+	if err := json.Unmarshal(resp.Data, &r); err != nil || r.Error == nil {
+		return false, fmt.Errorf("natsjobs: check %d: %q", seq, resp.Data)
+	}
+	if r.Error.ErrorCode == jetstream.JSErrCodeMessageNotFound {
+		return false, nil
+	}
+	return false, c.apiErr("check "+strconv.FormatUint(seq, 10), r.Error)
 }
 
 // hook calls a user hook, if set, and recovers its panic: a hook must not

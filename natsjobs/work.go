@@ -378,11 +378,18 @@ func (w *worker) receive(m jetstream.Msg) {
 			// Convert the wall-clock due time to this process's
 			// monotonic clock, as the wheel wants.
 			w.wheel.ScheduleAt(&d.timer, now.Add(wait))
+			if h := testHookHeld; h != nil {
+				h(idOf(m.Subject(), readySubject(w.queue, "")))
+			}
 			return
 		}
 	}
 	w.handOver(d)
 }
+
+// testHookHeld, if set, is called with the job's ID when receive put
+// a delivery in the wheel.
+var testHookHeld func(id string)
 
 // fire runs on the wheel's goroutine when a held delivery falls due. It
 // must not block, so a goroutine hands the delivery to a runner.
