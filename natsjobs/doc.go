@@ -78,6 +78,18 @@
 //   - Outages: while the server is unreachable every call fails at once
 //     with ErrUnavailable; workers reconnect and resume by themselves.
 //
+// # Operations
+//
+// List pages through a queue's jobs by State (scheduled, pending,
+// running, dead) with an ID prefix; Get shows one (payload, headers,
+// attempts, last error, next run); Pause and Resume stop and restart a
+// queue's workers everywhere, across restarts; Purge empties a queue;
+// RedriveDead and DeleteDead act on dead letters in bulk; QueueStats
+// counts and Rates turns two counts into rates. A Client opened with URL
+// and no Queues administers every queue on the server. The natsjobs
+// command (cmd/natsjobs) and the web console (package console) are built
+// on these calls.
+//
 // Jobs are identified by Queue and ID; IDs are subject tokens (no '.',
 // '*', '>' or spaces). Mechanism: see doc/design.md, "natsjobs".
 package natsjobs

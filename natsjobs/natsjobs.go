@@ -35,6 +35,9 @@ type Config struct {
 
 	// Queues names every queue this client enqueues to or works on:
 	// letters, digits, '-' and '_'. Open creates their streams if missing.
+	// With URL it may be empty: such an administrative client (the
+	// natsjobs command, a console) creates nothing and accepts every
+	// queue the server has (see Queues and the operations API).
 	Queues []string
 	// Replicas is the number of copies the cluster keeps of each stream
 	// and consumer this package creates (jobs, dead letters, advisories):
@@ -62,7 +65,7 @@ func (c *Config) validate() error {
 	} else if c.StoreDir != "" || c.Ephemeral || c.Listen != "" {
 		return invalidf("Config: StoreDir, Ephemeral and Listen apply to the embedded server only, not with URL")
 	}
-	if len(c.Queues) == 0 {
+	if len(c.Queues) == 0 && c.URL == "" {
 		return invalidf("Config: no Queues")
 	}
 	for _, q := range c.Queues {
@@ -226,6 +229,9 @@ func (c *Client) ready() error {
 }
 
 func (c *Client) checkQueue(q string) error {
+	if len(c.cfg.Queues) == 0 {
+		return checkQueueName(q) // an administrative client
+	}
 	if !slices.Contains(c.cfg.Queues, q) {
 		return invalidf("unknown queue %q (not in Config.Queues)", q)
 	}
@@ -287,6 +293,7 @@ func (c *Client) declare(ctx context.Context, q string) error {
 		MaxMsgsPerSubject: 1, // one schedule and one ready message per ID: re-enqueueing replaces
 		AllowMsgSchedules: true,
 		AllowRollup:       true,
+		AllowDirect:       true, // batched reads for the operations API (ops.go)
 		Duplicates:        noDedupe,
 		// Direct gets for a run's check that its message is still
 		// stored (Client.stored); with more replicas it uses the
@@ -298,6 +305,7 @@ func (c *Client) declare(ctx context.Context, q string) error {
 		Storage:           storage,
 		Replicas:          c.cfg.Replicas,
 		MaxMsgsPerSubject: 1,
+		AllowDirect:       true,
 		Duplicates:        10 * time.Minute, // dead-letter IDs: one per stored delivery
 	}, {
 		Name:       advStream(q),

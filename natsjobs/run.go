@@ -113,7 +113,7 @@ func (w *worker) run(d *delivery) {
 	default:
 		ev.Outcome = jobs.Retrying
 		var gone bool
-		if gone, confirmed = w.retry(ctx, r, m, seq); gone {
+		if gone, confirmed = w.retry(ctx, r, m, seq, ev.Err); gone {
 			ev.Outcome = jobs.Canceled
 		}
 	}
@@ -169,7 +169,7 @@ func (w *worker) call(r Run) (err error) {
 // schedule is stored only if the delivery is still the job's ready
 // message: gone reports a job cancelled or replaced while it ran, which
 // is not retried.
-func (w *worker) retry(ctx context.Context, r Run, m jetstream.Msg, seq uint64) (gone bool, err error) {
+func (w *worker) retry(ctx context.Context, r Run, m jetstream.Msg, seq uint64, cause error) (gone bool, err error) {
 	delay := backoff(&w.opts.Retry, r.Attempt)
 	if delay <= scheduleLead || m.Headers().Get(hdrCron) != "" {
 		// A nak of a withdrawn message is a no-op: no retry either.
@@ -179,6 +179,7 @@ func (w *worker) retry(ctx context.Context, r Run, m jetstream.Msg, seq uint64) 
 	if err != nil {
 		return false, err
 	}
+	msg.Header[hdrError] = []string{errorText(cause)} // for Get and List
 	_, err = w.c.js.PublishMsg(ctx, msg, jetstream.WithExpectLastSequenceForSubject(seq, readySubject(r.Queue, r.ID)))
 	if errIs(err, jetstream.JSErrCodeStreamWrongLastSequence) || errIs(err, jetstream.JSErrCodeStreamWrongLastSequenceConstant) {
 		m.Ack()
