@@ -293,12 +293,12 @@ func (c *Client) declare(ctx context.Context, q string) error {
 		MaxMsgsPerSubject: 1, // one schedule and one ready message per ID: re-enqueueing replaces
 		AllowMsgSchedules: true,
 		AllowRollup:       true,
-		AllowDirect:       true, // batched reads for the operations API (ops.go)
-		Duplicates:        noDedupe,
-		// Direct gets for a run's check that its message is still
-		// stored (Client.stored); with more replicas it uses the
-		// leader's API instead.
-		AllowDirect: c.cfg.Replicas == 1,
+		// Direct reads: batched for the operations API (ops_read.go), and
+		// a run's check that its message is still stored (Client.stored)
+		// with one replica; with more, that check asks the leader's API,
+		// since a follower could answer from before a purge.
+		AllowDirect: true,
+		Duplicates:  noDedupe,
 	}, {
 		Name:              deadStream(q),
 		Subjects:          []string{"natsjobs." + q + ".dead.>"},
