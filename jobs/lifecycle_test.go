@@ -276,8 +276,8 @@ func TestReplaceOnCancelMayCallScheduler(t *testing.T) {
 // Event), and so did an occurrence waiting under OverlapQueue, while a
 // queued OnSkip report was counted as a dropped run and never delivered.
 // Every run that never starts because of Shutdown is now counted in
-// Dropped and reported to OnSkip with Outcome Dropped; a queued skip
-// report is delivered.
+// Dropped and reported to OnSkip with Outcome Dropped (a queued run of a
+// job cancelled since is not); a queued skip report is delivered.
 func TestShutdownReportsDroppedRuns(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s, r := newScheduler(t, Options{Workers: 2})
@@ -295,8 +295,12 @@ func TestShutdownReportsDroppedRuns(t *testing.T) {
 		mustAdd(t, s, "busy", After(1500*time.Millisecond), long)
 		// Due at 3s with both workers busy: queued for a worker.
 		mustAdd(t, s, "queued", After(3*time.Second), noop)
+		// Queued too, then cancelled: Cancel ended it, Shutdown drops
+		// nothing of it.
+		mustAdd(t, s, "gone", After(3*time.Second), noop)
 		time.Sleep(4500 * time.Millisecond)
 		synctest.Wait()
+		s.Cancel("gone")
 		shutdown(t, s)
 
 		var got []string

@@ -136,15 +136,17 @@ func (s *Scheduler) finish(t task, x *execution, r Run, lateness time.Duration, 
 // completed returns the next occurrence of j, a FromCompletion job whose
 // occurrence of generation gen ended at end: zero for another job, or
 // when none will be armed (the job is cancelled, past its Limit, has an
-// occurrence waiting, or the Scheduler is shutting down; settle checks
-// again under the lock). It calls a custom Schedule's Next, so it runs
-// without the job locked.
+// occurrence waiting, or the Scheduler is shutting down). Each of these
+// lasts until endLocked runs for this occurrence; an armed j.next does
+// not (it may fire and be skipped meanwhile), so it is not one of them,
+// and endLocked decides again under the lock. completed calls a custom
+// Schedule's Next, so it runs without the job locked.
 func (s *Scheduler) completed(j *job, gen uint32, end time.Time) time.Time {
 	if !j.pol.fromCompletion || s.closing.Load() {
 		return time.Time{}
 	}
 	j.mu.Lock()
-	none := j.done || j.gen != gen || j.queued || !j.next.IsZero() || (j.pol.limit > 0 && int(j.runs) >= j.pol.limit)
+	none := j.done || j.gen != gen || j.queued || (j.pol.limit > 0 && int(j.runs) >= j.pol.limit)
 	j.mu.Unlock()
 	if none {
 		return time.Time{}

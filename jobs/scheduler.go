@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -401,8 +402,17 @@ func pending(all []*table.Table[string, job]) []task {
 // drop counts and reports, on the goroutine that called Shutdown, the
 // tasks that Shutdown took from the pool's queue and from the jobs: runs
 // that never start (Stats.Dropped, OnSkip with Outcome Dropped) and OnSkip
-// reports of skipped occurrences still to deliver.
+// reports of skipped occurrences still to deliver. A queued run of a job
+// cancelled or replaced since is neither: Cancel ended it.
 func (s *Scheduler) drop(ts []task) {
+	ts = slices.DeleteFunc(ts, func(t task) bool {
+		if t.skip {
+			return false
+		}
+		t.j.mu.Lock()
+		defer t.j.mu.Unlock()
+		return t.j.gen != t.gen
+	})
 	for _, t := range ts {
 		if !t.skip {
 			s.st.dropped.Add(1)

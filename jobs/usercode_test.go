@@ -286,3 +286,32 @@ func TestRunSeqTellsAttemptsApart(t *testing.T) {
 		}
 	})
 }
+
+// TestFromCompletionFiringWhileEnding: a FromCompletion job's occurrence
+// armed while a Triggered run is active may fire, and be skipped, between
+// the moment the run's worker asks for the next occurrence (out of the
+// lock, since Next is user code) and the moment it settles the run. The
+// worker must not take the armed occurrence for one still pending: with
+// no next occurrence asked, the job would end. The interleaving is forced
+// here by calling the steps in order.
+func TestFromCompletionFiringWhileEnding(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, _ := newScheduler(t, Options{})
+		defer shutdown(t, s)
+		mustAdd(t, s, "j", Every(10*time.Second), noop, JobOptions{FromCompletion: true})
+		j := s.jobs.get("j")
+		j.mu.Lock()
+		j.active++ // a Triggered run, now ending
+		due := j.next
+		j.mu.Unlock()
+		tk := task{j: j, gen: j.gen, attempt: 1, due: time.Now(), first: time.Now()}
+		end := time.Now()
+		following := s.completed(j, tk.gen, end) // the worker, before settling
+		s.fireJob(j, due)                        // the wheel: the armed occurrence is skipped
+		s.settle(tk, new(execution), Run{ID: "j", Attempt: 1, Started: end}, 0, nil, end, false, following)
+		info, ok := s.Info("j")
+		if want := end.Add(10 * time.Second); !ok || !info.Next.Equal(want) {
+			t.Fatalf("Info = %+v, %v; want the job armed for %v", info, ok, want)
+		}
+	})
+}
