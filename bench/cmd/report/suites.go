@@ -353,6 +353,25 @@ var suites = []suite{
 		},
 	},
 	{
+		ID:    "idlehttp",
+		Title: "Idle timeout against http.Server.IdleTimeout",
+		About: "The one job both do: closing HTTP/1.1 keep-alive connections idle between requests, with a 300 ms " +
+			"timeout (idletimeout: `IdleTimeout` with its default Resolution, 300/16 ms, and `ConnState`; " +
+			"`nethttp`: `http.Server.IdleTimeout`); client and server in this process. `close`: 2,000 " +
+			"connections (200 with -short) make one request each and wait; `min/p50/p99/max-ms` run from the " +
+			"response to the close as the client saw it, `early` counts closes sooner than the timeout after the " +
+			"request was sent, `late` those beyond timeout + 2 × Resolution after the response (idletimeout's " +
+			"bound; net/http states none). `request`: keep-alive requests over 1,000 connections per server, the " +
+			"servers taking turns in rounds of 2,000 requests; `<impl>-cpu-ns/op` is process CPU (client and " +
+			"server) per request, `bare` has no idle timeout. Where each fits: the idletimeout package " +
+			"documentation.",
+		Bench:          `^BenchmarkHTTPIdle$`,
+		Benchtime:      "20000x",
+		QuickBenchtime: "2000x",
+		Ratio:          []string{"p99-ms"},
+		Columns:        []string{"conns", "early", "late", "min-ms", "p50-ms", "p99-ms", "max-ms"},
+	},
+	{
 		ID:    "jobsoneshot",
 		Title: "Job schedulers: one-shot jobs on time",
 		About: "100,000 one-shot no-op jobs due 0.5–1.5 s after they are added to a running scheduler (to " +
