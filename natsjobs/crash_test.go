@@ -22,7 +22,9 @@ import (
 // <payload>" for a job with a payload) and "ack <id>" once the server
 // confirmed its acknowledgement; with NATSJOBS_CHILD_HOOKS set, also
 // "held <id>" when a delivery waits in its wheel and "skip <id>" when one
-// is dropped because its job was withdrawn. It stops
+// is dropped because its job was withdrawn; with NATSJOBS_CHILD_ATTEMPTS,
+// "run <id> attempt<n>"; with NATSJOBS_CHILD_BLOCK, its handlers wait for
+// their ctx to end (Grace is 100 ms). It stops
 // when its stdin closes, or dies by SIGKILL.
 
 func TestMain(m *testing.M) {
@@ -66,16 +68,25 @@ func childWorker(url string) int {
 		testHookHeld = func(id string) { out <- "held " + id + "\n" }
 		testHookWithdrawn = func(id string) { out <- "skip " + id + "\n" }
 	}
+	attempts, block := os.Getenv("NATSJOBS_CHILD_ATTEMPTS") != "", os.Getenv("NATSJOBS_CHILD_BLOCK") != ""
 	out <- "ready\n"
 	err = c.Work(ctx, "q", func(ctx context.Context, r Run) error {
-		if len(r.Payload) > 0 {
+		switch {
+		case attempts: // TestShutdownProcess
+			out <- "run " + r.ID + " attempt" + strconv.Itoa(r.Attempt) + "\n"
+		case len(r.Payload) > 0:
 			out <- "run " + r.ID + " " + string(r.Payload) + "\n"
-		} else {
+		default:
 			out <- "run " + r.ID + "\n"
+		}
+		if block { // until Work's shutdown cancels it
+			<-ctx.Done()
+			return context.Cause(ctx)
 		}
 		time.Sleep(time.Millisecond) // simulated work, not synchronization
 		return nil
 	}, WorkOptions{
+		Grace:       100 * time.Millisecond,
 		Concurrency: conc,
 		Retry:       jobs.Retry{Attempts: 10},
 		Hooks: jobs.Hooks{OnFinish: func(e jobs.Event) {

@@ -77,6 +77,11 @@
 //     matches.
 //   - Outages: while the server is unreachable every call fails at once
 //     with ErrUnavailable; workers reconnect and resume by themselves.
+//   - Shutdowns end: when Work's ctx ends it stops taking jobs, gives
+//     running handlers WorkOptions.Grace, then cancels their ctx (cause
+//     ErrShutdown), and returns within Grace + 2 × Config.Timeout, even
+//     if a handler ignores its ctx. Every job it did not finish goes back
+//     to the queue, without counting as a failed attempt.
 //
 // Jobs are identified by Queue and ID; IDs are subject tokens (no '.',
 // '*', '>' or spaces). Mechanism: see doc/design.md, "natsjobs".

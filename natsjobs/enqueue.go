@@ -31,6 +31,12 @@ type Job struct {
 	// Header holds string metadata for the handler. Keys starting with
 	// "Nats-" or "Ttlkit-" are reserved.
 	Header map[string]string
+	// Timeout bounds each attempt of this job, overriding
+	// WorkOptions.Timeout: the handler's ctx is cancelled Timeout after
+	// the attempt starts, and an attempt that then returns an error
+	// fails (and is retried) like any other. Zero means the Work call's;
+	// negative is an error.
+	Timeout time.Duration
 }
 
 // Headers this package adds to a job's messages.
@@ -40,6 +46,7 @@ const (
 	hdrError    = "Ttlkit-Error"    // dead letters: the last error
 	hdrFailed   = "Ttlkit-Failed"   // dead letters: Unix nanoseconds of the last failure
 	hdrCron     = "Ttlkit-Cron"     // cron jobs: the spec, so retries wait on the server
+	hdrTimeout  = "Ttlkit-Timeout"  // Job.Timeout in nanoseconds
 )
 
 // The server's error codes for a bad schedule pattern and time zone.
@@ -193,8 +200,14 @@ func (c *Client) jobMsg(j Job) (*nats.Msg, error) {
 	if err := checkID(j.ID); err != nil {
 		return nil, err
 	}
+	if j.Timeout < 0 {
+		return nil, invalidf("job %s: negative Timeout %v", j.ID, j.Timeout)
+	}
 	// Room for the headers prepare adds.
-	msg := &nats.Msg{Data: j.Payload, Header: make(nats.Header, len(j.Header)+4)}
+	msg := &nats.Msg{Data: j.Payload, Header: make(nats.Header, len(j.Header)+5)}
+	if j.Timeout > 0 {
+		msg.Header[hdrTimeout] = []string{strconv.FormatInt(int64(j.Timeout), 10)}
+	}
 	size := len(j.Payload)
 	for k, v := range j.Header {
 		if k == "" || strings.HasPrefix(k, "Nats-") || strings.HasPrefix(k, "Ttlkit-") {

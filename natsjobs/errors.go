@@ -30,6 +30,11 @@ var (
 	// ErrNotFound is returned by Redrive when the queue holds no dead
 	// letter for the ID.
 	ErrNotFound = errors.New("natsjobs: not found")
+	// ErrShutdown is the cause (context.Cause) of a handler's ctx when
+	// its Work call stopped and WorkOptions.Grace passed before the
+	// handler returned. A handler that then returns an error has no
+	// outcome: its job goes back to the queue, the attempt not counted.
+	ErrShutdown = errors.New("natsjobs: worker stopped")
 )
 
 func invalidf(format string, args ...any) error {
