@@ -41,9 +41,11 @@
 //   - Durable: Enqueue returns once the server stored the job. Jobs wait on
 //     the server, not in the client: a crash of any client or worker loses
 //     nothing, and a restarted embedded server finds every pending job.
-//   - Idempotent by ID: enqueueing an ID that is pending in the queue
-//     replaces it (its payload, headers and time); Cancel removes it, with
-//     its retries.
+//   - Idempotent by ID: enqueueing an ID that the queue holds replaces
+//     the job (its payload, headers and time) by default; Job.Unique = Keep
+//     keeps the existing job instead (ErrExists) and Refuse fails
+//     (ErrConflict), checked and stored in one step on the server. Cancel
+//     removes a job, with its retries.
 //   - Cancel is final: once Cancel returned true, or an enqueue that
 //     replaced the job returned, the withdrawn copy never starts, on any
 //     worker of any process, wherever it was: waiting on the server, held
