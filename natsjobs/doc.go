@@ -28,7 +28,10 @@
 // Embedded (the default, Config.StoreDir): nats-server runs inside the
 // process and stores the jobs in StoreDir; no port is opened unless
 // Config.Listen asks for one, so that other processes (more workers) can
-// connect with Config.URL. One binary, nothing to install.
+// connect with Config.URL. One binary, nothing to install. A port beyond
+// loopback requires credentials (Config.Token, User and Password, or
+// NKeySeed), which every client, this process's included, then presents;
+// Config.TLS adds TLS to it.
 //
 // External (Config.URL): connect to a NATS server or cluster, 2.14 or
 // newer, with JetStream enabled. Config.Replicas = 3 keeps every queue
