@@ -143,7 +143,7 @@ func TestShutdownWaitsWithinGrace(t *testing.T) {
 // an attempt, and still run at their time, never before.
 func TestShutdownGivesBackHeld(t *testing.T) {
 	c := open(t, Config{})
-	held := hookCh(t, &testHookHeld)
+	held := heldCh(t)
 	stop, done := startWork(t, c, func(context.Context, Run) error { return nil }, WorkOptions{})
 	due := time.Now().Add(900 * time.Millisecond)
 	if err := c.EnqueueAt(context.Background(), Job{Queue: "q", ID: "a"}, due); err != nil {

@@ -495,7 +495,7 @@ func (w *worker) receive(m jetstream.Msg) {
 			// monotonic clock, as the wheel wants.
 			w.wheel.ScheduleAt(&d.timer, now.Add(wait))
 			if h := testHookHeld; h != nil {
-				h(idOf(m.Subject(), readySubject(w.queue, "")))
+				h(idOf(m.Subject(), readySubject(w.queue, "")), d.due)
 			}
 			return
 		}
@@ -503,9 +503,9 @@ func (w *worker) receive(m jetstream.Msg) {
 	w.handOver(d)
 }
 
-// testHookHeld, if set, is called with the job's ID when receive put
-// a delivery in the wheel.
-var testHookHeld func(id string)
+// testHookHeld, if set, is called with the job's ID and time when receive
+// put a delivery in the wheel.
+var testHookHeld func(id string, due time.Time)
 
 // fire runs on the wheel's goroutine when a held delivery falls due. It
 // must not block, so a goroutine hands the delivery to a runner.
