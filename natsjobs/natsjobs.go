@@ -297,8 +297,9 @@ func (c *Client) URL() string {
 	return c.server.srv.ClientURL()
 }
 
-// Close stops every Work (each finishes and acknowledges its running
-// handlers first), waits for them, closes the connection and, with an
+// Close stops every Work (each shuts down as Work describes: its running
+// handlers get WorkOptions.Grace, then their ctx is cancelled), waits for
+// them, closes the connection and, with an
 // embedded server, shuts it down after its store is flushed. Jobs not yet
 // run stay stored for the next Open. Close is idempotent; later calls of
 // any method return ErrClosed.

@@ -102,8 +102,9 @@ type WorkOptions struct {
 //     to the queue, its goroutine is left to end on its own, and what it
 //     returns is ignored.
 //
-// So Work returns within Grace + 2 × Config.Timeout after ctx ends
-// (storing outcomes and giving jobs back take up to Config.Timeout each).
+// So Work returns within Grace + 2 × Config.Timeout once it stopped
+// consuming (storing outcomes and giving jobs back take up to
+// Config.Timeout each).
 // A job given back is not counted as failed: its next run has the same
 // Attempt, it is neither retried nor dead-lettered for it, and OnFinish
 // does not see it. Each goes back on condition that it is still the
@@ -385,7 +386,11 @@ func (w *worker) serve(ctx context.Context) error {
 		}
 	}
 	w.mu.Unlock()
-	w.giveBack(back...)
+	w.wg.Add(1)
+	go func() { // during the grace, so that drain's bound holds
+		defer w.wg.Done()
+		w.giveBack(back...)
+	}()
 	w.drain()
 	close(kept)
 	<-keeperDone
