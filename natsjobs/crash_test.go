@@ -3,6 +3,7 @@ package natsjobs
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -21,8 +22,12 @@ import (
 // A child prints "ready", then "run <id>" when a handler starts ("run <id>
 // <payload>" for a job with a payload) and "ack <id>" once the server
 // confirmed its acknowledgement; with NATSJOBS_CHILD_HOOKS set, also
-// "held <id>" when a delivery waits in its wheel and "skip <id>" when one
-// is dropped because its job was withdrawn. It stops
+// "held <id> <due ns>" when a delivery waits in its wheel, "skip <id>"
+// when one is dropped because its job was withdrawn, "retrying <id>" when
+// a run failed (as runs of jobs with the payload "fail" do) and its retry
+// was arranged; with NATSJOBS_CHILD_ATTEMPTS,
+// "run <id> attempt<n>"; with NATSJOBS_CHILD_BLOCK, its handlers wait for
+// their ctx to end (Grace is 100 ms). It stops
 // when its stdin closes, or dies by SIGKILL.
 
 func TestMain(m *testing.M) {
@@ -62,25 +67,43 @@ func childWorker(url string) int {
 		io.Copy(io.Discard, os.Stdin)
 		cancel()
 	}()
-	if os.Getenv("NATSJOBS_CHILD_HOOKS") != "" { // TestCancelFinalProcesses
-		testHookHeld = func(id string) { out <- "held " + id + "\n" }
+	hooks := os.Getenv("NATSJOBS_CHILD_HOOKS") != ""
+	if hooks { // TestCancelFinalProcesses...
+		testHookHeld = func(id string, due time.Time) {
+			out <- "held " + id + " " + strconv.FormatInt(due.UnixNano(), 10) + "\n"
+		}
 		testHookWithdrawn = func(id string) { out <- "skip " + id + "\n" }
 	}
+	attempts, block := os.Getenv("NATSJOBS_CHILD_ATTEMPTS") != "", os.Getenv("NATSJOBS_CHILD_BLOCK") != ""
 	out <- "ready\n"
 	err = c.Work(ctx, "q", func(ctx context.Context, r Run) error {
-		if len(r.Payload) > 0 {
+		switch {
+		case attempts: // TestShutdownProcess
+			out <- "run " + r.ID + " attempt" + strconv.Itoa(r.Attempt) + "\n"
+		case len(r.Payload) > 0:
 			out <- "run " + r.ID + " " + string(r.Payload) + "\n"
-		} else {
+		default:
 			out <- "run " + r.ID + "\n"
+		}
+		if hooks && string(r.Payload) == "fail" {
+			return errors.New("fail")
+		}
+		if block { // until Work's shutdown cancels it
+			<-ctx.Done()
+			return context.Cause(ctx)
 		}
 		time.Sleep(time.Millisecond) // simulated work, not synchronization
 		return nil
 	}, WorkOptions{
+		Grace:       100 * time.Millisecond,
 		Concurrency: conc,
 		Retry:       jobs.Retry{Attempts: 10},
 		Hooks: jobs.Hooks{OnFinish: func(e jobs.Event) {
 			if e.Outcome == jobs.Succeeded { // reported once the server confirmed the ack
 				out <- "ack " + e.ID + "\n"
+			}
+			if hooks && e.Outcome == jobs.Retrying { // its retry is on the server
+				out <- "retrying " + e.ID + "\n"
 			}
 		}},
 	})

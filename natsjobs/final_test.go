@@ -27,6 +27,15 @@ func hookCh(t *testing.T, hook *func(string)) <-chan string {
 	return ch
 }
 
+// heldCh returns a channel that receives the IDs of the deliveries put
+// in a wheel, until the test ends.
+func heldCh(t *testing.T) <-chan string {
+	ch := make(chan string, 100)
+	testHookHeld = func(id string, _ time.Time) { ch <- id }
+	t.Cleanup(func() { testHookHeld = nil })
+	return ch
+}
+
 // runsOf runs a worker that sends each run's "ID payload".
 func runsOf(t *testing.T, c *Client, opts WorkOptions, fn Func) <-chan string {
 	runs := make(chan string, 100)
@@ -68,7 +77,7 @@ func TestCancelFinalHeldInWheel(t *testing.T) {
 		t.Run(how, func(t *testing.T) {
 			c := open(t, Config{})
 			ctx := context.Background()
-			held := hookCh(t, &testHookHeld)
+			held := heldCh(t)
 			withdrawn := hookCh(t, &testHookWithdrawn)
 			runs := runsOf(t, c, WorkOptions{}, nil)
 			// Within scheduleLead: handed out at once, held until due.
@@ -204,7 +213,7 @@ var errFailed = errors.New("failed")
 func TestCancelFinalCron(t *testing.T) {
 	c := open(t, Config{})
 	ctx := context.Background()
-	held := hookCh(t, &testHookHeld)
+	held := heldCh(t)
 	withdrawn := hookCh(t, &testHookWithdrawn)
 	runs := runsOf(t, c, WorkOptions{}, nil)
 	if err := c.EnqueueCron(ctx, Job{Queue: "q", ID: "tick"}, "@every 2s", nil); err != nil {
@@ -372,4 +381,110 @@ func TestCancelFinalProcesses(t *testing.T) {
 		t.Errorf("%d of %d actions in time, want at least 10", len(checked), 3*n/4)
 	}
 	t.Logf("%d jobs, %d withdrawn in time (%d too late to check), %d copies dropped", n, len(checked), late, len(skips))
+}
+
+// Worker processes and the two other places a copy waits: a retry's
+// backoff and a cron activation held until due. Jobs f0..f4 fail; when a
+// child reports their retry arranged (redelivery in 1 s), the parent
+// cancels them. Cron jobs c0..c4 fire every 2 s; when a child holds an
+// activation, the parent cancels the job. A cancel counts when it returned
+// before the copy's time (the retry's 1 s after the report, the
+// activation's due time); no cancelled job runs again, and every held
+// activation is dropped.
+func TestCancelFinalProcessesRetryCron(t *testing.T) {
+	if testing.Short() {
+		t.Skip("child processes")
+	}
+	c := open(t, Config{Listen: "127.0.0.1:0", AckWait: 2 * time.Second})
+	ctx := context.Background()
+	events := make(chan childEvent, 1024)
+	for i := range 2 {
+		startChild(t, i, c.URL(), 4, events, "NATSJOBS_CHILD_HOOKS=1")
+	}
+	for range 2 {
+		if e := recv(t, events, "ready"); e.kind != "ready" {
+			t.Fatalf("child %d said %s before ready", e.child, e.kind)
+		}
+	}
+	const k = 5
+	for i := range k {
+		if err := c.Enqueue(ctx, Job{Queue: "q", ID: fmt.Sprint("f", i), Payload: []byte("fail")}); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.EnqueueCron(ctx, Job{Queue: "q", ID: fmt.Sprint("c", i)}, "@every 2s", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checked, late := map[string]bool{}, 0
+	runs, skips := map[string]int{}, map[string]int{}
+	cancelled := 0
+	var last time.Time
+	for cancelled < 2*k {
+		e := recv(t, events, "worker event")
+		if e.id == "" {
+			continue
+		}
+		var due time.Time
+		switch {
+		case e.kind == "run":
+			runs[e.id]++
+			if checked[e.id] {
+				t.Fatalf("%s ran in child %d after its Cancel returned", e.id, e.child)
+			}
+			continue
+		case e.kind == "skip":
+			skips[e.id]++
+			continue
+		case e.kind == "retrying" && e.id[0] == 'f' && runs[e.id] == 1:
+			due = time.Now().Add(time.Second) // the report came after the nak
+		case e.kind == "held" && e.id[0] == 'c' && skips[e.id] == 0 && runs[e.id] == 0:
+			ns, _ := strconv.ParseInt(e.payload, 10, 64)
+			due = time.Unix(0, ns)
+		default:
+			continue
+		}
+		if ok, err := c.Cancel(ctx, "q", e.id); err != nil || !ok {
+			t.Fatalf("Cancel(%s) = %v, %v; want true, nil", e.id, ok, err)
+		}
+		cancelled++
+		if time.Now().Before(due) {
+			checked[e.id] = true
+		} else {
+			late++
+		}
+		if due.After(last) {
+			last = due
+		}
+	}
+	// Past every copy's time, a marker: whatever was to run has run.
+	if err := c.EnqueueAt(ctx, Job{Queue: "q", ID: "end"}, last.Add(1500*time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		e := recv(t, events, "worker event")
+		if e.kind == "run" && e.id == "end" {
+			break
+		}
+		switch e.kind {
+		case "run":
+			runs[e.id]++
+			if checked[e.id] {
+				t.Fatalf("%s ran in child %d after its Cancel returned", e.id, e.child)
+			}
+		case "skip":
+			skips[e.id]++
+		}
+	}
+	for id := range checked {
+		if id[0] == 'c' && skips[id] != 1 {
+			t.Errorf("held activation of %s dropped %d times, want 1", id, skips[id])
+		}
+	}
+	if len(checked) < 2 {
+		t.Errorf("%d of %d cancels in time, want at least 2", len(checked), 2*k)
+	}
+	if st := statsSettle(t, c, Stats{}); st != (Stats{}) {
+		t.Errorf("Stats at the end = %+v, want none", st)
+	}
+	t.Logf("%d cancels in time (%d late), %d held activations dropped", len(checked), late, len(skips))
 }

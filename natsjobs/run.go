@@ -2,6 +2,7 @@ package natsjobs
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -37,6 +38,7 @@ func (w *worker) run(d *delivery) {
 		Queue:   w.queue,
 		Payload: m.Data(),
 		Header:  userHeader(hdr),
+		timeout: jobTimeout(hdr),
 	}
 	if r.Scheduled.IsZero() {
 		r.Scheduled = meta.Timestamp
@@ -89,9 +91,23 @@ func (w *worker) run(d *delivery) {
 		return
 	}
 
+	cancel() // the handler may run longer than Config.Timeout
+
 	hook(w.opts.Hooks.OnStart, ev)
-	ev.Err = w.call(r)
+	stopped, err := w.call(d, r)
+	ev.Err = err
 	ev.Duration = time.Since(r.Started)
+	w.settling.Add(1) // before the CAS, so that drain's Wait sees it
+	defer w.settling.Done()
+	if !d.state.CompareAndSwap(running, settled) {
+		return // abandoned by Work's shutdown, which gave it back
+	}
+	if stopped && ev.Err != nil {
+		w.giveBack(d) // cancelled by Work's shutdown: not an attempt
+		return
+	}
+	ctx, cancel = context.WithTimeout(w.ctx, w.c.cfg.Timeout)
+	defer cancel()
 	var confirmed error
 	switch {
 	case ev.Err == nil:
@@ -150,15 +166,120 @@ func (w *worker) succeedOnce(ctx context.Context, m jetstream.Msg, seq uint64) e
 // of the job stored its outcome, or it was cancelled or replaced.
 var errTaken = errors.New("natsjobs: outcome stored by another run")
 
-// call runs the handler and turns a panic into an error. (The keeper,
+// call runs the handler with its ctx and turns a panic into an error;
+// stopped reports that Work's shutdown cancelled the ctx. (The keeper,
 // not call, tells the server the delivery is in progress.)
-func (w *worker) call(r Run) (err error) {
+func (w *worker) call(d *delivery, r Run) (stopped bool, err error) {
+	ctx, cancel := context.WithCancelCause(w.ctx)
+	defer cancel(nil)
+	w.mu.Lock()
+	d.cancel = cancel
+	if w.cancelling {
+		cancel(ErrShutdown)
+	}
+	w.mu.Unlock()
+	run := ctx
+	if t := cmp.Or(r.timeout, w.opts.Timeout); t > 0 {
+		var stop context.CancelFunc
+		run, stop = context.WithTimeout(ctx, t)
+		defer stop()
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			err = &jobs.PanicError{Value: p, Stack: debug.Stack()}
 		}
+		stopped = context.Cause(ctx) == ErrShutdown
 	}()
-	return w.fn(w.ctx, r)
+	return false, w.fn(run, r)
+}
+
+// jobTimeout reads Job.Timeout from a job's headers (zero if absent).
+func jobTimeout(h nats.Header) time.Duration {
+	ns, _ := strconv.ParseInt(h.Get(hdrTimeout), 10, 64)
+	return time.Duration(max(ns, 0))
+}
+
+// giveBack returns deliveries to the queue without using up an attempt
+// (a Nak would: the server counts deliveries, and the next run's Attempt
+// with them). Each is stored again as a fresh copy of its message, with
+// the count of failed attempts before this one and its time, on condition
+// that the message is still the job's ready message (a job cancelled or
+// replaced meanwhile stays so); the server then drops the old message
+// (one per subject) and the delivery is acknowledged. A copy that cannot
+// be stored within Config.Timeout is given back by a Nak instead.
+func (w *worker) giveBack(ds ...*delivery) {
+	type pending struct {
+		d *delivery
+		f jetstream.PubAckFuture
+	}
+	var sent []pending
+	for _, d := range ds {
+		msg, seq, ok := w.freshCopy(d.msg)
+		if !ok {
+			d.msg.Nak()
+			w.done(d)
+			continue
+		}
+		f, err := w.c.js.PublishMsgAsync(msg, jetstream.WithExpectLastSequenceForSubject(seq, msg.Subject))
+		if err != nil {
+			d.msg.Nak()
+			w.done(d)
+			continue
+		}
+		sent = append(sent, pending{d, f})
+	}
+	t := time.NewTimer(w.c.cfg.Timeout)
+	defer t.Stop()
+	for _, p := range sent {
+		select {
+		case <-p.f.Ok():
+			p.d.msg.Ack()
+		case err := <-p.f.Err():
+			if wrongLastSeq(err) {
+				p.d.msg.Ack() // withdrawn meanwhile
+			} else {
+				p.d.msg.Nak()
+			}
+		case <-t.C:
+			p.d.msg.Nak()
+		}
+		w.done(p.d)
+	}
+	if h := testHookGivenBack; h != nil && len(ds) > 0 {
+		h(len(ds))
+	}
+}
+
+// testHookGivenBack, if set, is called with the number of deliveries
+// each giveBack call returned.
+var testHookGivenBack func(n int)
+
+// freshCopy builds the message that gives m back: its subject, payload,
+// the job's headers and this package's, with the server's (Nats-...)
+// left out, since those of a schedule would withdraw the job's next
+// one. It returns m's stream sequence too.
+func (w *worker) freshCopy(m jetstream.Msg) (*nats.Msg, uint64, bool) {
+	meta, err := m.Metadata()
+	if err != nil {
+		return nil, 0, false
+	}
+	h := m.Headers()
+	msg := &nats.Msg{Subject: m.Subject(), Data: m.Data(), Header: make(nats.Header, len(h))}
+	for k, v := range h {
+		if !strings.HasPrefix(k, "Nats-") {
+			msg.Header[k] = v
+		}
+	}
+	prior, _ := strconv.Atoi(h.Get(hdrAttempts))
+	if failed := prior + int(meta.NumDelivered) - 1; failed > 0 {
+		msg.Header[hdrAttempts] = []string{strconv.Itoa(failed)}
+	} else {
+		delete(msg.Header, hdrAttempts)
+	}
+	if h.Get(hdrDue) == "" { // keep Run.Scheduled: when it was stored
+		msg.Header[hdrDue] = []string{strconv.FormatInt(meta.Timestamp.UnixNano(), 10)}
+	}
+	return msg, meta.Sequence.Stream, true
 }
 
 // retry arranges the next attempt after the policy's delay. A short delay
@@ -271,7 +392,7 @@ func hook(h func(jobs.Event), ev jobs.Event) {
 }
 
 func (r *Run) job() Job {
-	return Job{Queue: r.Queue, ID: r.ID, Payload: r.Payload, Header: r.Header}
+	return Job{Queue: r.Queue, ID: r.ID, Payload: r.Payload, Header: r.Header, Timeout: r.timeout}
 }
 
 // userHeader returns the job's own headers, without the reserved ones.
