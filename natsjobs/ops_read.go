@@ -13,12 +13,12 @@ import (
 
 // scan reads the messages of stream whose subjects match filter, from
 // sequence from on, in sequence order, with batched direct reads of up
-// to scanBatch messages, and calls fn with each (its subject, headers,
+// to batch messages (and scanBytes), and calls fn with each (its subject, headers,
 // data, sequence and store time) until fn returns false, a message is
 // after upTo (0: no bound) or none is left. more reports that fn stopped
 // the scan with messages left after the last one it saw. Each batch gets
 // Config.Timeout of its own, so a long scan is not cut short.
-func (c *Client) scan(ctx context.Context, stream, filter string, from, upTo uint64, fn func(m *nats.Msg, seq uint64, stored time.Time) bool) (more bool, err error) {
+func (c *Client) scan(ctx context.Context, stream, filter string, from, upTo uint64, batch int, fn func(m *nats.Msg, seq uint64, stored time.Time) bool) (more bool, err error) {
 	inbox := c.nc.NewInbox()
 	sub, err := c.nc.SubscribeSync(inbox)
 	if err != nil {
@@ -29,7 +29,7 @@ func (c *Client) scan(ctx context.Context, stream, filter string, from, upTo uin
 		if upTo > 0 && from > upTo {
 			return false, nil
 		}
-		req, _ := json.Marshal(directGet{Seq: from, NextFor: filter, Batch: scanBatch})
+		req, _ := json.Marshal(directGet{Seq: from, NextFor: filter, Batch: batch, MaxBytes: scanBytes})
 		if err := c.nc.PublishRequest("$JS.API.DIRECT.GET."+stream, inbox, req); err != nil {
 			return false, c.apiErr("read "+stream, err)
 		}

@@ -147,8 +147,15 @@ func TestListReadsOnePage(t *testing.T) {
 	if len(p.Jobs) != 10 || p.Jobs[0].ID != "j-0000" || p.Next == 0 {
 		t.Fatalf("first page: %d jobs from %q, Next %d; want 10 from j-0000 and a cursor", len(p.Jobs), p.Jobs[0].ID, p.Next)
 	}
+	if read != 10 {
+		t.Errorf("a page of 10 read %d messages, want 10", read)
+	}
+	read = 0
+	if p, err = c.List(ctx, "q", ListOptions{State: Pending, Limit: 10, Prefix: "j-00"}); err != nil || len(p.Jobs) != 10 {
+		t.Fatalf("a page of 10 with a prefix: %d jobs, %v", len(p.Jobs), err)
+	}
 	if read > scanBatch {
-		t.Errorf("a page of 10 read %d messages, want at most one batch (%d)", read, scanBatch)
+		t.Errorf("a page of 10 with a prefix read %d messages, want at most one batch (%d)", read, scanBatch)
 	}
 	if got := listIDs(t, c, "q", ListOptions{State: Pending, Limit: 1000}); len(got) != n || got[n-1] != "j-1999" {
 		t.Errorf("all pages: %d jobs, want %d ending with j-1999", len(got), n)
@@ -289,6 +296,26 @@ func TestPauseSurvivesRestartAndWork(t *testing.T) {
 	}
 	if st, err = c.QueueStats(ctx, "q"); err != nil || st.Paused {
 		t.Errorf("after Resume: paused %v, %v; want not paused", st.Paused, err)
+	}
+
+	// Paused under a running Work, whose requests for jobs wait on the server.
+	if err := c.Pause(ctx, "q"); err != nil {
+		t.Fatal(err)
+	}
+	waitConsuming(t, c)
+	if err := c.Enqueue(ctx, Job{Queue: "q", ID: "held-2"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case id := <-runs:
+		t.Fatalf("job %s ran while the queue was paused under a running Work", id)
+	case <-time.After(time.Second):
+	}
+	if err := c.Resume(ctx, "q"); err != nil {
+		t.Fatal(err)
+	}
+	if id := recv(t, runs, "run after the second Resume"); id != "held-2" {
+		t.Errorf("ran %s, want held-2", id)
 	}
 }
 
