@@ -486,3 +486,59 @@ func TestAdminClient(t *testing.T) {
 		t.Errorf("the admin client created queues: %q", qs)
 	}
 }
+
+// Streams without direct reads (made by an older natsjobs, or replicated
+// streams whose runs read from the leader) are read through the leader's
+// API, one message per request, with the same results.
+func TestOpsWithoutDirectReads(t *testing.T) {
+	c := open(t, Config{})
+	ctx := context.Background()
+	for _, name := range []string{workStream("q"), deadStream("q")} {
+		s, err := c.js.Stream(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := s.CachedInfo().Config
+		cfg.AllowDirect = false
+		if _, err := c.js.UpdateStream(ctx, cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bury(t, c, "d-1", "d-2", "e-1")
+	if err := c.Pause(ctx, "q"); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"p-1", "p-2", "x-3"} {
+		c.Enqueue(ctx, Job{Queue: "q", ID: id, Payload: []byte("pay " + id)})
+	}
+	c.EnqueueAfter(ctx, Job{Queue: "q", ID: "s-1"}, time.Hour)
+	for _, tc := range []struct {
+		name string
+		o    ListOptions
+		want []string
+	}{
+		{"Pending", ListOptions{State: Pending, Limit: 2}, []string{"p-1", "p-2", "x-3"}},
+		{"PendingPrefix", ListOptions{State: Pending, Prefix: "x"}, []string{"x-3"}},
+		{"Scheduled", ListOptions{State: Scheduled}, []string{"s-1"}},
+		{"Dead", ListOptions{State: Dead, Limit: 1}, []string{"d-1", "d-2", "e-1"}},
+	} {
+		if got := listIDs(t, c, "q", tc.o); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: got %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	if j, err := c.Get(ctx, "q", "p-2"); err != nil || j.State != Pending || string(j.Payload) != "pay p-2" || j.Seq == 0 || j.Stored.IsZero() {
+		t.Errorf("Get p-2: %+v, %v", j, err)
+	}
+	if j, err := c.Get(ctx, "q", "d-2"); err != nil || j.State != Dead || j.LastError != "bad d-2" {
+		t.Errorf("Get d-2: %+v, %v", j, err)
+	}
+	if st, err := c.QueueStats(ctx, "q"); err != nil || st.OldestPending.IsZero() {
+		t.Errorf("QueueStats: OldestPending %v, %v", st.OldestPending, err)
+	}
+	if n, err := c.DeleteDead(ctx, "q", Select{Prefix: "e-"}); err != nil || n != 1 {
+		t.Errorf("DeleteDead e-: %d, %v; want 1", n, err)
+	}
+	if n, err := c.RedriveDead(ctx, "q", Select{All: true}); err != nil || n != 2 {
+		t.Errorf("RedriveDead all: %d, %v; want 2", n, err)
+	}
+}
