@@ -493,6 +493,8 @@ func TestAdminClient(t *testing.T) {
 func TestOpsWithoutDirectReads(t *testing.T) {
 	c := open(t, Config{})
 	ctx := context.Background()
+	// The dead letters first: a Replicas 1 worker may use direct reads.
+	bury(t, c, "d-1", "d-2", "e-1")
 	for _, name := range []string{workStream("q"), deadStream("q")} {
 		s, err := c.js.Stream(ctx, name)
 		if err != nil {
@@ -504,7 +506,6 @@ func TestOpsWithoutDirectReads(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	bury(t, c, "d-1", "d-2", "e-1")
 	if err := c.Pause(ctx, "q"); err != nil {
 		t.Fatal(err)
 	}
