@@ -117,9 +117,9 @@ type Page struct {
 // order they were stored (which for Scheduled is not the order of their
 // times). Pages are read from the server a batch at a time (batched
 // direct reads of the stream, from the cursor on), so that listing holds
-// one page in memory however many jobs the queue has: a page costs one
-// request plus one per 256 jobs read, which, with a Prefix, includes the
-// jobs that do not match. The split between Pending and Running comes
+// one page in memory however many jobs the queue has: a page costs two
+// requests, or with a Prefix, one more per 256 jobs read (matching or
+// not) or 4 MiB of them. The split between Pending and Running comes
 // from the server's delivery cursor at the start of the call; a job that
 // moves meanwhile may appear on two pages or on none. A job due within a
 // second may show as Scheduled, Pending or Running as it changes hands.
@@ -160,7 +160,12 @@ func (c *Client) List(ctx context.Context, queue string, o ListOptions) (Page, e
 	}
 	prefix := filter[:len(filter)-1] + o.Prefix
 	var page Page
-	more, err := c.scan(ctx, stream, filter, from, upTo, func(m *nats.Msg, seq uint64, stored time.Time) bool {
+	// Without a prefix every message read is on the page: read no more.
+	batch := scanBatch
+	if o.Prefix == "" {
+		batch = o.Limit
+	}
+	more, err := c.scan(ctx, stream, filter, from, upTo, batch, func(m *nats.Msg, seq uint64, stored time.Time) bool {
 		if !strings.HasPrefix(m.Subject, prefix) {
 			return true
 		}
@@ -302,14 +307,19 @@ func (c *Client) workers(ctx context.Context, queue string) (*jetstream.Consumer
 	return cons.CachedInfo(), nil
 }
 
-// scanBatch is how many messages one batched direct read asks for.
-const scanBatch = 256
+// A batched direct read asks for at most scanBatch messages and
+// scanBytes bytes (the server sends at least one message).
+const (
+	scanBatch = 256
+	scanBytes = 4 << 20
+)
 
 // directGet is the server's request for direct reads (JSApiMsgGetRequest).
 type directGet struct {
-	Seq     uint64 `json:"seq,omitempty"`
-	NextFor string `json:"next_by_subj,omitempty"`
-	Batch   int    `json:"batch,omitempty"`
+	Seq      uint64 `json:"seq,omitempty"`
+	NextFor  string `json:"next_by_subj,omitempty"`
+	Batch    int    `json:"batch,omitempty"`
+	MaxBytes int    `json:"max_bytes,omitempty"`
 }
 
 // errorText is the one-line, bounded text of a job's error as stored in

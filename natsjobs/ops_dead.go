@@ -150,7 +150,7 @@ func (c *Client) eachDead(ctx context.Context, queue string, sel Select, fn func
 	batch := make([]letter, 0, deadBatch)
 	for from := uint64(1); ; {
 		batch = batch[:0]
-		more, err := c.scan(ctx, deadStream(queue), filter, from, upTo, func(m *nats.Msg, seq uint64, stored time.Time) bool {
+		more, err := c.scan(ctx, deadStream(queue), filter, from, upTo, deadBatch, func(m *nats.Msg, seq uint64, stored time.Time) bool {
 			from = seq + 1
 			if strings.HasPrefix(m.Subject, prefix) {
 				j := jobInfo(queue, m.Subject[len(filter)-1:], Dead, seq, stored, m.Header, m.Data)

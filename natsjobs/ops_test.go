@@ -147,8 +147,15 @@ func TestListReadsOnePage(t *testing.T) {
 	if len(p.Jobs) != 10 || p.Jobs[0].ID != "j-0000" || p.Next == 0 {
 		t.Fatalf("first page: %d jobs from %q, Next %d; want 10 from j-0000 and a cursor", len(p.Jobs), p.Jobs[0].ID, p.Next)
 	}
+	if read != 10 {
+		t.Errorf("a page of 10 read %d messages, want 10", read)
+	}
+	read = 0
+	if p, err = c.List(ctx, "q", ListOptions{State: Pending, Limit: 10, Prefix: "j-00"}); err != nil || len(p.Jobs) != 10 {
+		t.Fatalf("a page of 10 with a prefix: %d jobs, %v", len(p.Jobs), err)
+	}
 	if read > scanBatch {
-		t.Errorf("a page of 10 read %d messages, want at most one batch (%d)", read, scanBatch)
+		t.Errorf("a page of 10 with a prefix read %d messages, want at most one batch (%d)", read, scanBatch)
 	}
 	if got := listIDs(t, c, "q", ListOptions{State: Pending, Limit: 1000}); len(got) != n || got[n-1] != "j-1999" {
 		t.Errorf("all pages: %d jobs, want %d ending with j-1999", len(got), n)
@@ -289,6 +296,26 @@ func TestPauseSurvivesRestartAndWork(t *testing.T) {
 	}
 	if st, err = c.QueueStats(ctx, "q"); err != nil || st.Paused {
 		t.Errorf("after Resume: paused %v, %v; want not paused", st.Paused, err)
+	}
+
+	// Paused under a running Work, whose requests for jobs wait on the server.
+	if err := c.Pause(ctx, "q"); err != nil {
+		t.Fatal(err)
+	}
+	waitConsuming(t, c)
+	if err := c.Enqueue(ctx, Job{Queue: "q", ID: "held-2"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case id := <-runs:
+		t.Fatalf("job %s ran while the queue was paused under a running Work", id)
+	case <-time.After(time.Second):
+	}
+	if err := c.Resume(ctx, "q"); err != nil {
+		t.Fatal(err)
+	}
+	if id := recv(t, runs, "run after the second Resume"); id != "held-2" {
+		t.Errorf("ran %s, want held-2", id)
 	}
 }
 
@@ -457,5 +484,62 @@ func TestAdminClient(t *testing.T) {
 	}
 	if qs, _ := admin.Queues(ctx); len(qs) != 3 {
 		t.Errorf("the admin client created queues: %q", qs)
+	}
+}
+
+// Streams without direct reads (made by an older natsjobs, or replicated
+// streams whose runs read from the leader) are read through the leader's
+// API, one message per request, with the same results.
+func TestOpsWithoutDirectReads(t *testing.T) {
+	c := open(t, Config{})
+	ctx := context.Background()
+	// The dead letters first: a Replicas 1 worker may use direct reads.
+	bury(t, c, "d-1", "d-2", "e-1")
+	for _, name := range []string{workStream("q"), deadStream("q")} {
+		s, err := c.js.Stream(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := s.CachedInfo().Config
+		cfg.AllowDirect = false
+		if _, err := c.js.UpdateStream(ctx, cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Pause(ctx, "q"); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"p-1", "p-2", "x-3"} {
+		c.Enqueue(ctx, Job{Queue: "q", ID: id, Payload: []byte("pay " + id)})
+	}
+	c.EnqueueAfter(ctx, Job{Queue: "q", ID: "s-1"}, time.Hour)
+	for _, tc := range []struct {
+		name string
+		o    ListOptions
+		want []string
+	}{
+		{"Pending", ListOptions{State: Pending, Limit: 2}, []string{"p-1", "p-2", "x-3"}},
+		{"PendingPrefix", ListOptions{State: Pending, Prefix: "x"}, []string{"x-3"}},
+		{"Scheduled", ListOptions{State: Scheduled}, []string{"s-1"}},
+		{"Dead", ListOptions{State: Dead, Limit: 1}, []string{"d-1", "d-2", "e-1"}},
+	} {
+		if got := listIDs(t, c, "q", tc.o); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: got %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	if j, err := c.Get(ctx, "q", "p-2"); err != nil || j.State != Pending || string(j.Payload) != "pay p-2" || j.Seq == 0 || j.Stored.IsZero() {
+		t.Errorf("Get p-2: %+v, %v", j, err)
+	}
+	if j, err := c.Get(ctx, "q", "d-2"); err != nil || j.State != Dead || j.LastError != "bad d-2" {
+		t.Errorf("Get d-2: %+v, %v", j, err)
+	}
+	if st, err := c.QueueStats(ctx, "q"); err != nil || st.OldestPending.IsZero() {
+		t.Errorf("QueueStats: OldestPending %v, %v", st.OldestPending, err)
+	}
+	if n, err := c.DeleteDead(ctx, "q", Select{Prefix: "e-"}); err != nil || n != 1 {
+		t.Errorf("DeleteDead e-: %d, %v; want 1", n, err)
+	}
+	if n, err := c.RedriveDead(ctx, "q", Select{All: true}); err != nil || n != 2 {
+		t.Errorf("RedriveDead all: %d, %v; want 2", n, err)
 	}
 }
