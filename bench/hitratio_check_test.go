@@ -31,17 +31,17 @@ func TestHitCells(t *testing.T) {
 }
 
 // TestHitAdapters replays a small Zipf trace through every hit-ratio
-// adapter: the capacity holds after every Set (or, for a cache marked
-// overshoots, is counted), there are hits, never more than the optimum,
+// adapter: the capacity holds after every Set (within its slack, if it
+// has one), there are hits, never more than the optimum,
 // and nothing is left open.
 func TestHitAdapters(t *testing.T) {
 	const capacity = 64
 	trace := makeTrace("zipf", 1_000, 20_000, 9)
-	opt, err := replayHits(newBeladyHit(capacity, trace), trace, 0, capacity, false)
+	opt, err := replayHits(newBeladyHit(capacity, trace), trace, 0, capacity, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	lruRun, err := replayHits(newExactLRUHit(capacity, trace), trace, 0, capacity, false)
+	lruRun, err := replayHits(newExactLRUHit(capacity, trace), trace, 0, capacity, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestHitAdapters(t *testing.T) {
 	for _, im := range hitImpls {
 		t.Run(im.name, func(t *testing.T) {
 			c := im.new(capacity, trace)
-			r, err := replayHits(c, trace, 0, capacity, im.overshoots)
+			r, err := replayHits(c, trace, 0, capacity, im.slack)
 			c.Close()
 			if err != nil {
 				t.Fatal(err)
@@ -78,19 +78,23 @@ func (c overfullCache) Close()            {}
 
 func TestReplayCatchesOverfullCache(t *testing.T) {
 	trace := []uint64{1, 2, 3, 1, 4, 5}
-	_, err := replayHits(overfullCache{map[uint64]bool{}}, trace, 0, 3, false)
+	_, err := replayHits(overfullCache{map[uint64]bool{}}, trace, 0, 3, 0)
 	if err == nil || !strings.Contains(err.Error(), "holds 4 entries, capacity 3") {
 		t.Errorf("err = %v, want one saying it holds 4 entries", err)
 	}
-	r, err := replayHits(overfullCache{map[uint64]bool{}}, trace, 0, 3, true)
+	_, err = replayHits(overfullCache{map[uint64]bool{}}, trace, 0, 3, 1)
+	if err == nil || !strings.Contains(err.Error(), "holds 5 entries, capacity 3 (+1 allowed)") {
+		t.Errorf("slack 1: err = %v, want one saying it holds 5 entries", err)
+	}
+	r, err := replayHits(overfullCache{map[uint64]bool{}}, trace, 0, 3, 2)
 	if err != nil || r.overCap != 2 || r.maxHeld != 5 || r.hits != 1 {
-		t.Errorf("tolerated: %+v, %v; want overCap 2, maxHeld 5, hits 1", r, err)
+		t.Errorf("slack 2: %+v, %v; want overCap 2, maxHeld 5, hits 1", r, err)
 	}
 }
 
 func TestReplayCountsFromWarmup(t *testing.T) {
 	trace := []uint64{1, 1, 1, 2, 2}
-	r, err := replayHits(newExactLRUHit(4, trace), trace, 2, 4, false)
+	r, err := replayHits(newExactLRUHit(4, trace), trace, 2, 4, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
