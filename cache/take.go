@@ -175,7 +175,7 @@ func (c *cache[K, V]) complete(s *shard[K, V], key K, h uint64, ttl time.Duratio
 	if err != nil {
 		s.loadErrors++
 	} else if !cl.stale && !s.closed && deadline > 0 {
-		s.setLocked(key, h, val, now, deadline, &p)
+		s.setLocked(key, h, val, 1, now, deadline, &p)
 	}
 	s.mu.Unlock()
 	cl.val, cl.err = val, err
