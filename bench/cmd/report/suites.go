@@ -335,6 +335,22 @@ var suites = []suite{
 		Columns:        []string{"conns", "held-max", "closed99-s", "unavail-s", "honest", "honest-cut"},
 	},
 	{
+		ID:    "slowattackline",
+		Title: "Slow attacks on a raw TCP line protocol",
+		About: "An echo server answering each line, no HTTP, on loopback: 300 tricklers (40 with -short) send a byte a " +
+			"second and never a newline, while 50 honest clients (10) send a line every 3s and read its answer; 30s " +
+			"(10s). `ttlkit` is idletimeout's recommended raw TCP config (IdleTimeout and FirstByteTimeout 5s, " +
+			"MinReadRate 240 B/s, RateGrace 5s; 2s with -short), `deadline` the classic idle timeout of a Go " +
+			"server, a 5s read deadline before every Read. `closed`: tricklers closed by the server; `closed99-s`: " +
+			"seconds until 99% were (the test length if never); `honest-cut`: honest clients that saw an error.",
+		Bench:          `^BenchmarkSlowAttackLine$`,
+		Benchtime:      "1x",
+		QuickBenchtime: "1x",
+		OneShot:        true,
+		Ratio:          []string{"closed99-s"},
+		Columns:        []string{"conns", "closed", "closed99-s", "honest", "honest-cut"},
+	},
+	{
 		ID:    "jobsoneshot",
 		Title: "Job schedulers: one-shot jobs on time",
 		About: "100,000 one-shot no-op jobs due 0.5–1.5 s after they are added to a running scheduler (to " +
