@@ -280,6 +280,9 @@ func honestClients(ctx context.Context, url string, n int) int {
 			fail := func(err error) {
 				if ctx.Err() == nil {
 					cut.Add(1)
+					if testing.Verbose() {
+						fmt.Printf("honest client %d cut: %v\n", i, err)
+					}
 				}
 			}
 			if i%2 == 0 { // a 2 KB/s download, again and again
