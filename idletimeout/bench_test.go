@@ -45,6 +45,26 @@ func BenchmarkOverhead(b *testing.B) {
 			nc.Write(buf)
 		}
 	})
+	// wrapped-matrix: with a rate and a first-byte deadline set, Read and
+	// Write also count bytes (one atomic add each).
+	b.Run("wrapped-matrix", func(b *testing.B) {
+		l, err := NewListener(newPipeListener(), Config{IdleTimeout: time.Minute, FirstByteTimeout: time.Minute, MinReadRate: 1, MinWriteRate: 1, RateGrace: time.Minute})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer l.Close()
+		c, err := l.Wrap(nopConn{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer c.Close()
+		var nc net.Conn = c
+		b.ReportAllocs()
+		for b.Loop() {
+			nc.Read(buf)
+			nc.Write(buf)
+		}
+	})
 	b.Run("wrapped-parallel", func(b *testing.B) {
 		l, err := NewListener(newPipeListener(), Config{IdleTimeout: time.Minute, Resolution: time.Millisecond})
 		if err != nil {

@@ -47,7 +47,60 @@ type Config struct {
 	// must meet both limits.
 	Resolution time.Duration
 
-	// OnIdle, if not nil, is called when a timeout expires, and its result
+	// FirstByteTimeout reaps a connection from which no byte was read this
+	// long after it was accepted or wrapped, whatever the other timeouts
+	// say (a Write does not count): a client that connects and sends
+	// nothing. Under tls.NewListener the handshake's first byte counts;
+	// bound the whole handshake with http.Server's ReadHeaderTimeout, or
+	// tls.Conn.HandshakeContext with a deadline.
+	FirstByteTimeout time.Duration
+
+	// MinReadRate and MinWriteRate, in bytes per second, reap a connection
+	// whose transfer in that direction runs slower, once it has lasted
+	// RateGrace: a client that trickles a request (slowloris, a slow body)
+	// or reads a response as slowly as it can (slow read). A read transfer
+	// begins with the first byte read after the connection last wrote, or
+	// last paused or resumed, and lasts, across pauses in the bytes, until
+	// it writes, pauses or resumes again: a request, for a protocol that
+	// answers each one. A write transfer lasts while the connection writes
+	// or has bytes queued to the peer (the kernel's send queue of a TCP or
+	// Unix socket on Linux; elsewhere while Writes move bytes), until the
+	// peer sends something, or the connection pauses or resumes. A
+	// connection moving nothing is left to the idle timeouts. The rate is
+	// judged when the connection's timer comes up, every RateGrace / 4, as
+	// the bytes of the whole transfer over its duration (measured from the
+	// first look that saw it, which favours the client by at most
+	// RateGrace / 4); a steady slow transfer is reaped at most RateGrace +
+	// RateGrace / 4 + 2 × Resolution after it began, one that took a burst
+	// first (a receive buffer's worth) once the burst no longer pays for
+	// it. On TCP (Linux) a write transfer's bytes are those the peer
+	// acknowledged, so a Write blocked on a slow reader counts only what
+	// it took; the peer acknowledges in steps of up to half its receive
+	// buffer, which is why the whole transfer, not a shorter window, is
+	// judged. Zero disables a rate, negative is an error. A stream that
+	// legitimately sends less without answers (a telemetry feed) needs a
+	// lower rate, or none. Bytes moved through SyscallConn are not counted.
+	MinReadRate, MinWriteRate int
+
+	// RateGrace is how long a transfer may run before its rate is judged.
+	// Zero means 5s when a rate is set; negative is an error.
+	RateGrace time.Duration
+
+	// MaxAge ends a connection that has lived this long, plus a jitter of
+	// up to a tenth of it so that a fleet's clients do not reconnect at
+	// once: at its next quiet moment, that is at once unless it is paused
+	// (a request is being handled, see ConnState), and otherwise when it
+	// is resumed (after the response). Zero disables it, negative is an
+	// error.
+	MaxAge time.Duration
+
+	// MaxAgeGrace is how long past MaxAge (and its jitter) a paused
+	// connection may finish its request before it is closed anyway. Zero
+	// means no hard end: it waits for the quiet moment.
+	MaxAgeGrace time.Duration
+
+	// OnIdle, if not nil, is called when IdleTimeout, ReadTimeout or
+	// WriteTimeout expires (the other limits always close), and its result
 	// decides the connection's fate: Close (also the zero Action) closes
 	// it, Keep leaves it open and calls OnIdle again after every further
 	// timeout of idleness, like Netty's IdleStateHandler. Close is called
@@ -79,21 +132,33 @@ const (
 
 // settings is a validated Config in the form the hot and owner paths use.
 type settings struct {
-	timeout [numReasons]int64 // ns per Reason; 0 = disabled
-	minT    int64             // shortest enabled timeout, ns
-	maxT    int64             // longest enabled timeout, ns
+	timeout [numReasons]int64 // ns per idle Reason; 0 = disabled
+	minT    int64             // shortest enabled timeout (idle, first byte, rate grace), ns
+	maxT    int64             // longest enabled idle timeout, ns: stamps this old must be placed
 	res     time.Duration
 	onIdle  func(Event) Action
+
+	firstByte   int64    // FirstByteTimeout, ns
+	rate        [2]int64 // MinReadRate, MinWriteRate, bytes/s
+	grace       int64    // RateGrace, ns (when a rate is set)
+	maxAge      int64    // MaxAge, ns
+	maxAgeGrace int64    // MaxAgeGrace, ns
+	counts      bool     // Read and Write count bytes
 }
 
-func (s *settings) enabled() bool { return s.maxT > 0 }
+func (s *settings) enabled() bool { return s.minT > 0 || s.maxAge > 0 }
+
+func (s *settings) rates() bool { return s.rate[0] > 0 || s.rate[1] > 0 }
+
+// defaultRateGrace is RateGrace's default.
+const defaultRateGrace = 5 * time.Second
 
 // validate checks c and derives the settings; it is the one place Config is
 // checked.
 func (c Config) validate() (*settings, error) {
 	s := &settings{onIdle: c.OnIdle}
 	for r, d := range [numReasons]time.Duration{ReasonIdle: c.IdleTimeout, ReasonRead: c.ReadTimeout, ReasonWrite: c.WriteTimeout} {
-		if r == 0 {
+		if r == 0 || r > int(ReasonWrite) {
 			continue
 		}
 		if d < 0 {
@@ -103,10 +168,11 @@ func (c Config) validate() (*settings, error) {
 			continue
 		}
 		s.timeout[r] = int64(d)
-		if s.minT == 0 || int64(d) < s.minT {
-			s.minT = int64(d)
-		}
+		s.shorter(int64(d))
 		s.maxT = max(s.maxT, int64(d))
+	}
+	if err := s.validateMatrix(c); err != nil {
+		return nil, err
 	}
 	if c.Resolution < 0 {
 		return nil, fmt.Errorf("%w: Resolution %v, want >= 0", ErrInvalidConfig, c.Resolution)
@@ -115,10 +181,20 @@ func (c Config) validate() (*settings, error) {
 		return s, nil
 	}
 	s.res = c.Resolution
+	short := s.minT
+	if short == 0 {
+		short = s.maxAge // MaxAge alone
+	}
 	if s.res == 0 {
-		s.res = min(max(time.Duration(s.minT/16), minResolution), maxResolution)
-		s.res = min(s.res, time.Duration(s.minT))
-		s.res = max(s.res, time.Duration(ceilDiv(s.maxT, maxRatio)))
+		s.res = min(max(time.Duration(short/16), minResolution), maxResolution)
+		s.res = min(s.res, time.Duration(short))
+		s.res = max(s.res, time.Duration(ceilDiv(max(s.maxT, 1), maxRatio)))
+	}
+	if s.minT == 0 {
+		if s.res > maxAnyResolution {
+			return nil, fmt.Errorf("%w: Resolution %v, want at most %v", ErrInvalidConfig, s.res, maxAnyResolution)
+		}
+		return s, nil
 	}
 	if c.Resolution == 0 && int64(s.res) > s.minT {
 		return nil, fmt.Errorf("%w: timeouts %v and %v too far apart (the longest may be at most %d times the shortest)",
@@ -168,11 +244,21 @@ const (
 	ReasonRead
 	// ReasonWrite: WriteTimeout, no Write.
 	ReasonWrite
+	// ReasonFirstByte: FirstByteTimeout, nothing read since the connection
+	// began.
+	ReasonFirstByte
+	// ReasonReadRate: a read transfer slower than MinReadRate.
+	ReasonReadRate
+	// ReasonWriteRate: a write transfer slower than MinWriteRate.
+	ReasonWriteRate
+	// ReasonMaxAge: MaxAge.
+	ReasonMaxAge
 
-	numReasons = 4 // index 0 unused
+	numReasons = 8 // index 0 unused
 )
 
-// String returns "idle", "read" or "write".
+// String returns "idle", "read", "write", "first byte", "read rate",
+// "write rate" or "max age".
 func (r Reason) String() string {
 	switch r {
 	case ReasonIdle:
@@ -181,6 +267,14 @@ func (r Reason) String() string {
 		return "read"
 	case ReasonWrite:
 		return "write"
+	case ReasonFirstByte:
+		return "first byte"
+	case ReasonReadRate:
+		return "read rate"
+	case ReasonWriteRate:
+		return "write rate"
+	case ReasonMaxAge:
+		return "max age"
 	}
 	return fmt.Sprintf("Reason(%d)", uint8(r))
 }
@@ -226,7 +320,9 @@ type Event struct {
 	Reason Reason
 	// Idle is how long the connection had no activity of the kind Reason
 	// counts. It is a lower bound: at least the timeout, and at most one
-	// Resolution (plus scheduling delay) short of the truth.
+	// Resolution (plus scheduling delay) short of the truth. For the other
+	// limits it is the connection's age (ReasonFirstByte, ReasonMaxAge) or
+	// how long the slow transfer ran (the rates).
 	Idle time.Duration
 	// Count is 1 for the first event of a stretch of idleness and grows by
 	// one with each further timeout while OnIdle returns Keep.

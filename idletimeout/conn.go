@@ -90,12 +90,33 @@ type Conn struct {
 	state          atomic.Uint32
 	reaped         atomic.Uint32 // Reason the Conn was closed for, or 0
 
+	rbytes, wbytes atomic.Uint64 // bytes read and written, when cfg.counts
+
 	timer timingwheel.Timer[*Conn]
+
+	born, ageDue int64 // activity clock at the wrap, and when MaxAge ends c; set by track
 
 	// Owner goroutine only (and track, before the first Schedule).
 	rd, wr side
 	base   [numReasons]int64 // activity bound each reason's count refers to
 	fired  [numReasons]int   // events reported since base changed
+	rs     *rateState        // when a rate is set
+}
+
+// read and wrote record n > 0 bytes moved: the stamp, and the count when a
+// limit needs it.
+func (c *Conn) read(n int) {
+	c.stamp(&c.rstamp)
+	if c.cfg.counts {
+		c.rbytes.Add(uint64(n))
+	}
+}
+
+func (c *Conn) wrote(n int) {
+	c.stamp(&c.wstamp)
+	if c.cfg.counts {
+		c.wbytes.Add(uint64(n))
+	}
 }
 
 var (
@@ -129,7 +150,7 @@ func raise(p *atomic.Int64, v int64) {
 func (c *Conn) Read(b []byte) (int, error) {
 	n, err := c.inner.Read(b)
 	if n > 0 {
-		c.stamp(&c.rstamp)
+		c.read(n)
 	}
 	if err != nil {
 		err = c.mapErr("read", err)
@@ -153,7 +174,7 @@ func (c *Conn) Write(b []byte) (int, error) {
 	}
 	n, err := c.inner.Write(b)
 	if n > 0 {
-		c.stamp(&c.wstamp)
+		c.wrote(n)
 	}
 	if err != nil {
 		err = c.mapErr("write", err)
@@ -183,7 +204,10 @@ func (c *Conn) Close() error {
 	return c.inner.Close()
 }
 
-// reap closes c for the idleness the owner found in v, unless c changed
+// reap closes c for the limit the owner found broken in v. A rate or a
+// hard MaxAge closes c, paused or not, whatever its activity; a first-byte
+// timeout is called off by a byte read, a MaxAge end by a Pause. For an
+// idle timeout, c is closed unless it changed
 // since: activity that restarts v's timeout stamped (a Read for
 // ReasonRead, a Write for ReasonWrite, either for ReasonIdle), or a Touch,
 // Pause, Resume, Close or Release came. Then c stays open, and its timer,
@@ -196,9 +220,19 @@ func (c *Conn) Close() error {
 // few instructions from that comparison to the close escapes it, as it
 // would escape any reaper that closes at some instant.
 func (c *Conn) reap(v verdict) bool {
-	readMoved := c.rstamp.Load() != v.rstamp && v.Reason != ReasonWrite
-	wroteMoved := c.wstamp.Load() != v.wstamp && v.Reason != ReasonRead
-	if readMoved || wroteMoved || !c.state.CompareAndSwap(stateTracked, stateClosed) {
+	switch v.Reason {
+	case ReasonIdle, ReasonRead, ReasonWrite:
+		readMoved := c.rstamp.Load() != v.rstamp && v.Reason != ReasonWrite
+		wroteMoved := c.wstamp.Load() != v.wstamp && v.Reason != ReasonRead
+		if readMoved || wroteMoved {
+			return false
+		}
+	case ReasonFirstByte:
+		if c.rbytes.Load() != 0 {
+			return false
+		}
+	}
+	if !c.state.CompareAndSwap(stateTracked, stateClosed) && !(v.hard && c.state.CompareAndSwap(statePaused, stateClosed)) {
 		return false
 	}
 	c.reaped.Store(uint32(v.Reason)) // before the close that fails pending I/O
@@ -269,11 +303,15 @@ func (c *Conn) Touch() {
 func (c *Conn) Pause() { c.state.CompareAndSwap(stateTracked, statePaused) }
 
 // Resume ends a Pause, counting c as active now (see Touch), so every
-// timeout starts afresh. Resume on a Conn that is not paused only touches
-// it.
+// timeout starts afresh; a Conn past its MaxAge is closed instead (the end
+// of its request was the quiet moment it waited for). Resume on a Conn
+// that is not paused only touches it (and closes it past MaxAge).
 func (c *Conn) Resume() {
-	c.Touch()
+	now := c.tr.since()
+	raise(&c.rstamp, now)
+	raise(&c.wstamp, now)
 	c.state.CompareAndSwap(statePaused, stateTracked)
+	c.closeAged(now)
 }
 
 // Paused reports whether c is paused.
@@ -438,7 +476,7 @@ func (c *Conn) ReadFrom(r io.Reader) (int64, error) {
 			outer.N -= m
 		}
 		if m > 0 {
-			c.stamp(&c.wstamp)
+			c.wrote(int(m))
 		}
 		if err != nil {
 			return total, c.mapErr("write", err)
@@ -480,7 +518,7 @@ func (c *Conn) WriteTo(w io.Writer) (int64, error) {
 	}
 	if wc != nil {
 		if dst, s, _ := spliceOK(wc, c); dst != nil {
-			n, rest, err := spliceCopy(dst, s, -1, func() { c.stamp(&c.rstamp) })
+			n, rest, err := spliceCopy(dst, s, -1, c.read)
 			if err != nil || !rest {
 				return n, c.mapErr("read", err)
 			}
@@ -498,10 +536,10 @@ func (c *Conn) spliceFrom(dst, s *net.TCPConn, tracked *Conn, r io.Reader, outer
 	if outer != nil {
 		limit = outer.N
 	}
-	n, rest, err := spliceCopy(dst, s, limit, func() {
-		c.stamp(&c.wstamp)
+	n, rest, err := spliceCopy(dst, s, limit, func(m int) {
+		c.wrote(m)
 		if tracked != nil {
-			tracked.stamp(&tracked.rstamp)
+			tracked.read(m)
 		}
 	})
 	if outer != nil {

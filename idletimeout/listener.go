@@ -114,8 +114,12 @@ type Stats struct {
 	Open     int64  // tracked connections: neither closed nor released
 	Closed   uint64 // tracked connections closed, by Close or by a reap
 
-	// Reaped connections, by the timeout that expired; included in Closed.
+	// Reaped connections, by the timeout that expired or the limit broken;
+	// included in Closed.
 	ReapedIdle, ReapedRead, ReapedWrite uint64
+	ReapedFirstByte                     uint64
+	ReapedReadRate, ReapedWriteRate     uint64
+	ReapedMaxAge                        uint64
 
 	Released uint64 // connections released from tracking (e.g. hijacked)
 	Events   uint64 // expired timeouts found: OnIdle calls and reaps, also those called off by later activity
@@ -135,10 +139,15 @@ func (l *Listener) Stats() Stats {
 		ReapedIdle:  s.reaped[ReasonIdle].Load(),
 		ReapedRead:  s.reaped[ReasonRead].Load(),
 		ReapedWrite: s.reaped[ReasonWrite].Load(),
-		Released:    s.released.Load(),
-		Events:      s.events.Load(),
-		Kept:        s.kept.Load(),
-		Panics:      s.panics.Load(),
+
+		ReapedFirstByte: s.reaped[ReasonFirstByte].Load(),
+		ReapedReadRate:  s.reaped[ReasonReadRate].Load(),
+		ReapedWriteRate: s.reaped[ReasonWriteRate].Load(),
+		ReapedMaxAge:    s.reaped[ReasonMaxAge].Load(),
+		Released:        s.released.Load(),
+		Events:          s.events.Load(),
+		Kept:            s.kept.Load(),
+		Panics:          s.panics.Load(),
 	}
 }
 

@@ -92,7 +92,7 @@ func TestReapRecheckedWithoutOnIdle(t *testing.T) {
 		c, client := pair(t, l, pl)
 		defer client.Close()
 		time.Sleep(tRes)
-		stale := verdict{Event{Conn: c, Reason: ReasonIdle}, c.rstamp.Load(), c.wstamp.Load()}
+		stale := verdict{Event: Event{Conn: c, Reason: ReasonIdle}, rstamp: c.rstamp.Load(), wstamp: c.wstamp.Load()}
 		time.Sleep(tRes)
 		go client.Write([]byte("x"))
 		if _, err := c.Read(make([]byte, 1)); err != nil {
@@ -102,12 +102,12 @@ func TestReapRecheckedWithoutOnIdle(t *testing.T) {
 			t.Fatal("a verdict older than the last Read closed the connection")
 		}
 		c.Pause()
-		fresh := verdict{Event{Conn: c, Reason: ReasonIdle}, c.rstamp.Load(), c.wstamp.Load()}
+		fresh := verdict{Event: Event{Conn: c, Reason: ReasonIdle}, rstamp: c.rstamp.Load(), wstamp: c.wstamp.Load()}
 		if c.reap(fresh) {
 			t.Fatal("a paused connection was reaped")
 		}
 		c.Resume()
-		fresh = verdict{Event{Conn: c, Reason: ReasonIdle}, c.rstamp.Load(), c.wstamp.Load()}
+		fresh = verdict{Event: Event{Conn: c, Reason: ReasonIdle}, rstamp: c.rstamp.Load(), wstamp: c.wstamp.Load()}
 		if !c.reap(fresh) {
 			t.Fatal("an unchanged connection was not reaped")
 		}
@@ -129,7 +129,7 @@ func TestReapCalledOffRearms(t *testing.T) {
 		c, client := pair(t, l, pl)
 		defer client.Close()
 		time.Sleep(tRes)
-		stale := verdict{Event{Conn: c, Reason: ReasonIdle}, c.rstamp.Load(), c.wstamp.Load()}
+		stale := verdict{Event: Event{Conn: c, Reason: ReasonIdle}, rstamp: c.rstamp.Load(), wstamp: c.wstamp.Load()}
 		time.Sleep(tRes)
 		c.Touch()
 		touched := time.Since(start)
@@ -229,7 +229,7 @@ func TestDirectionalReapNotCalledOffByOtherDirection(t *testing.T) {
 				c, client := pair(t, l, pl)
 				defer client.Close()
 				time.Sleep(tRes)
-				v := verdict{Event{Conn: c, Reason: tc.reason}, c.rstamp.Load(), c.wstamp.Load()}
+				v := verdict{Event: Event{Conn: c, Reason: tc.reason}, rstamp: c.rstamp.Load(), wstamp: c.wstamp.Load()}
 				time.Sleep(tRes)
 				if tc.read {
 					go client.Write([]byte("x"))

@@ -48,7 +48,7 @@ func (c *Conn) sendfileFrom(dst, src syscall.Conn, limit int64) (written int64, 
 					if limit > 0 {
 						limit -= int64(m)
 					}
-					c.stamp(&c.wstamp)
+					c.wrote(m)
 				}
 				switch {
 				case e == syscall.EINTR:

@@ -40,7 +40,7 @@ func spliceOK(dst net.Conn, src io.Reader) (*net.TCPConn, *net.TCPConn, *Conn) {
 // src is readable with nothing queued (end of stream or an error pending)
 // or a splice came up short: the caller finishes with plain reads, which
 // report that end properly.
-func spliceCopy(dst, src *net.TCPConn, limit int64, progress func()) (written int64, rest bool, err error) {
+func spliceCopy(dst, src *net.TCPConn, limit int64, progress func(n int)) (written int64, rest bool, err error) {
 	rc, err := src.SyscallConn()
 	if err != nil {
 		return 0, true, nil
@@ -64,7 +64,7 @@ func spliceCopy(dst, src *net.TCPConn, limit int64, progress func()) (written in
 			limit -= m
 		}
 		if m > 0 {
-			progress()
+			progress(int(m))
 		}
 		if err != nil {
 			return written, false, err
@@ -113,4 +113,31 @@ func queued(rc syscall.RawConn) (int, error) {
 		err = ioErr
 	}
 	return int(n), err
+}
+
+// sendQueued returns the bytes queued to the peer in the kernel's send
+// queue of a TCP or Unix socket (not yet acknowledged, for TCP), and false
+// for other connections.
+func sendQueued(c net.Conn) (int, bool) {
+	var sc syscall.Conn
+	switch v := c.(type) {
+	case *net.TCPConn:
+		sc = v
+	case *net.UnixConn:
+		sc = v
+	default:
+		return 0, false
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return 0, false
+	}
+	var n int32
+	var e syscall.Errno
+	if err := rc.Control(func(fd uintptr) {
+		_, _, e = syscall.Syscall(syscall.SYS_IOCTL, fd, syscall.TIOCOUTQ, uintptr(unsafe.Pointer(&n)))
+	}); err != nil || e != 0 {
+		return 0, false
+	}
+	return int(n), true
 }

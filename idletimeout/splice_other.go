@@ -12,7 +12,7 @@ import (
 // Write.
 func spliceOK(net.Conn, io.Reader) (*net.TCPConn, *net.TCPConn, *Conn) { return nil, nil, nil }
 
-func spliceCopy(dst, src *net.TCPConn, limit int64, progress func()) (int64, bool, error) {
+func spliceCopy(dst, src *net.TCPConn, limit int64, progress func(n int)) (int64, bool, error) {
 	return 0, true, nil
 }
 
@@ -24,3 +24,9 @@ func sendfileOK(net.Conn, io.Reader) (syscall.Conn, syscall.Conn) { return nil, 
 func (c *Conn) sendfileFrom(dst, src syscall.Conn, limit int64) (int64, bool, error) {
 	return 0, false, nil
 }
+
+// sendQueued: the send queue is read on Linux only.
+func sendQueued(net.Conn) (int, bool) { return 0, false }
+
+// tcpProgress: the kernel's TCP counters are read on Linux only.
+func tcpProgress(net.Conn) (uint64, bool, bool) { return 0, false, false }

@@ -82,7 +82,7 @@ func ringSize(s *settings) int64 {
 	if !s.enabled() {
 		return 0
 	}
-	ratio := ceilDiv(s.maxT, int64(s.res))
+	ratio := ceilDiv(max(s.maxT, int64(s.res)), int64(s.res))
 	return int64(1) << bits.Len64(uint64(ratio+8))
 }
 
@@ -220,6 +220,7 @@ func (t *tracker) bound(sd *side, stamp, nowNs int64) int64 {
 type verdict struct {
 	Event
 	rstamp, wstamp int64
+	hard           bool // close even a paused connection (rates, MaxAgeGrace)
 }
 
 // check is a connection's timer firing: it finds which timeouts expired,
@@ -229,12 +230,21 @@ type verdict struct {
 // stays armed, to call OnIdle again, and a reap cancels it.
 func (t *tracker) check(c *Conn, nowNs int64) time.Duration {
 	s := c.cfg
-	switch c.state.Load() {
-	case stateTracked:
-	case statePaused:
-		return time.Duration(s.minT)
-	default:
+	st := c.state.Load()
+	if st != stateTracked && st != statePaused {
 		return 0
+	}
+	v, hard, next := t.judge(c, st == statePaused, nowNs)
+	if v.Conn != nil {
+		v.hard = hard
+		t.queueReap(v)
+		return 0 // the reaper closes it or re-arms
+	}
+	if st == statePaused {
+		if s.minT > 0 {
+			next = min(next, nowNs+s.minT)
+		}
+		return wait(next, nowNs)
 	}
 	rs, ws := c.rstamp.Load(), c.wstamp.Load()
 	bR := t.bound(&c.rd, rs, nowNs)
@@ -242,7 +252,7 @@ func (t *tracker) check(c *Conn, nowNs int64) time.Duration {
 	base := [numReasons]int64{ReasonIdle: max(bR, bW), ReasonRead: bR, ReasonWrite: bW}
 	var at [numReasons]int64
 	due := Reason(0)
-	for r := ReasonIdle; r < numReasons; r++ {
+	for r := ReasonIdle; r <= ReasonWrite; r++ {
 		if s.timeout[r] == 0 {
 			continue
 		}
@@ -259,7 +269,7 @@ func (t *tracker) check(c *Conn, nowNs int64) time.Duration {
 	if due != 0 {
 		c.fired[due]++
 		at[due] = addSat(at[due], s.timeout[due])
-		v := verdict{Event{Conn: c, Reason: due, Idle: time.Duration(nowNs - base[due]), Count: c.fired[due]}, rs, ws}
+		v := verdict{Event: Event{Conn: c, Reason: due, Idle: time.Duration(nowNs - base[due]), Count: c.fired[due]}, rstamp: rs, wstamp: ws}
 		if s.onIdle == nil {
 			t.queueReap(v)
 			return 0 // the reaper closes it or re-arms
@@ -269,11 +279,19 @@ func (t *tracker) check(c *Conn, nowNs int64) time.Duration {
 		t.wg.Add(1)
 		go t.deliver(v)
 	}
-	next := int64(math.MaxInt64)
-	for r := ReasonIdle; r < numReasons; r++ {
+	for r := ReasonIdle; r <= ReasonWrite; r++ {
 		if s.timeout[r] != 0 {
 			next = min(next, at[r])
 		}
+	}
+	return wait(next, nowNs)
+}
+
+// wait turns the time of the next look into a delay: 0 (never) for
+// math.MaxInt64, else at least 1ns (the next tick).
+func wait(next, nowNs int64) time.Duration {
+	if next == math.MaxInt64 {
+		return 0
 	}
 	return time.Duration(max(next-nowNs, 1))
 }
@@ -351,6 +369,7 @@ func (t *tracker) track(inner net.Conn, s *settings) (*Conn, error) {
 	c := &Conn{inner: inner, tr: t, cfg: s}
 	c.timer.Value = c
 	now := t.since()
+	c.born, c.ageDue = now, s.ageLimit(now)
 	c.rstamp.Store(now)
 	c.wstamp.Store(now)
 	c.state.Store(stateTracked)
@@ -360,7 +379,14 @@ func (t *tracker) track(inner net.Conn, s *settings) (*Conn, error) {
 	}
 	t.tracked.Add(1)
 	t.startClock()
-	if err := t.sched.Schedule(&c.timer, time.Duration(s.minT)); err != nil {
+	first := s.minT
+	if s.rates() {
+		first = min(first, s.grace/4) // rates are looked at every RateGrace / 4
+	}
+	if first == 0 {
+		first = max(c.ageDue-now, 1) // MaxAge alone
+	}
+	if err := t.sched.Schedule(&c.timer, time.Duration(first)); err != nil {
 		c.state.Store(stateClosed)
 		t.stats.open.Add(-1)
 		t.untrack()

@@ -36,7 +36,7 @@ func (c *Conn) writeProgress(b []byte) (n int, handled bool, err error) {
 			m, e := syscall.Write(int(fd), b[n:min(len(b), n+maxWrite)])
 			if m > 0 {
 				n += m
-				c.stamp(&c.wstamp)
+				c.wrote(m)
 			}
 			switch {
 			case e == syscall.EINTR:

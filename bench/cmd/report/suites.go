@@ -372,6 +372,44 @@ var suites = []suite{
 		Columns:        []string{"conns", "early", "late", "min-ms", "p50-ms", "p99-ms", "max-ms"},
 	},
 	{
+		ID:    "slowattack",
+		Title: "Slow attacks: idletimeout against net/http's timeouts and nginx",
+		About: "slowhttptest (Debian's package) against four servers on loopback, one attack at a time: `ttlkit` is a " +
+			"Go http.Server on an idletimeout Listener with the recommended HTTP config (IdleTimeout and " +
+			"FirstByteTimeout 5s, MinReadRate and MinWriteRate 240 B/s, RateGrace 5s; 2s with -short) and " +
+			"`ConnState`, `nethttp` the same server with net/http's `ReadHeaderTimeout` and `IdleTimeout` 5s only, " +
+			"`nginx-default` Debian's nginx as shipped (60s timeouts), `nginx-hardened` with its header, body and " +
+			"send timeouts and keep-alive at 5s. Attacks: slowloris `-H` and slow body `-B` (data every 3s), slow " +
+			"read `-X` (a 1-64 byte window, 32 bytes read every second), range `-R`; 300 connections for 30s " +
+			"(40 for 10s with -short). `held-max`: most attack connections open at once; `closed99-s`: seconds " +
+			"until 99% were closed as slowhttptest saw it (it notices a close when it next sends, every 3s; the " +
+			"test length if never); `unavail-s`: seconds its probe found the service down; `honest-cut`: honest " +
+			"clients (half downloading at 2 KB/s, half keep-alive sending a request every 3s) that saw an error or " +
+			"a close; `reaped-*`: the idletimeout Listener's Stats. bench/idle_attack_setup.sh installs the tools.",
+		Bench:          `^BenchmarkSlowAttack$`,
+		Benchtime:      "1x",
+		QuickBenchtime: "1x",
+		OneShot:        true,
+		Ratio:          []string{"closed99-s"},
+		Columns:        []string{"conns", "held-max", "closed99-s", "unavail-s", "honest", "honest-cut"},
+	},
+	{
+		ID:    "slowattackline",
+		Title: "Slow attacks on a raw TCP line protocol",
+		About: "An echo server answering each line, no HTTP, on loopback: 300 tricklers (40 with -short) send a byte a " +
+			"second and never a newline, while 50 honest clients (10) send a line every 3s and read its answer; 30s " +
+			"(10s). `ttlkit` is idletimeout's recommended raw TCP config (IdleTimeout and FirstByteTimeout 5s, " +
+			"MinReadRate 240 B/s, RateGrace 5s; 2s with -short), `deadline` the classic idle timeout of a Go " +
+			"server, a 5s read deadline before every Read. `closed`: tricklers closed by the server; `closed99-s`: " +
+			"seconds until 99% were (the test length if never); `honest-cut`: honest clients that saw an error.",
+		Bench:          `^BenchmarkSlowAttackLine$`,
+		Benchtime:      "1x",
+		QuickBenchtime: "1x",
+		OneShot:        true,
+		Ratio:          []string{"closed99-s"},
+		Columns:        []string{"conns", "closed", "closed99-s", "honest", "honest-cut"},
+	},
+	{
 		ID:    "jobsoneshot",
 		Title: "Job schedulers: one-shot jobs on time",
 		About: "100,000 one-shot no-op jobs due 0.5–1.5 s after they are added to a running scheduler (to " +

@@ -1,0 +1,135 @@
+//go:build linux
+
+package idletimeout
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The write rate on TCP judges what the peer acknowledged, which only a
+// real socket shows: these tests run on loopback with the real clock, the
+// reader's pace being the workload. The listener sets an MSS of 1,400
+// bytes, as on an Ethernet path: with loopback's 64 KiB MSS a receiver
+// opens its window, and so acknowledges, in 64 KiB steps, and a sender
+// sees a slow reader's progress only that coarsely.
+
+// listenTCPMSS is listenTCP with the listening socket's MSS set to mss.
+func listenTCPMSS(t *testing.T, cfg Config, mss int) *Listener {
+	t.Helper()
+	lc := net.ListenConfig{Control: func(_, _ string, c syscall.RawConn) error {
+		var serr error
+		err := c.Control(func(fd uintptr) { serr = syscall.SetsockoptInt(int(fd), syscall.IPPROTO_TCP, syscall.TCP_MAXSEG, mss) })
+		return errors.Join(err, serr)
+	}}
+	inner, err := lc.Listen(context.Background(), "tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("listen: %v", err)
+	}
+	l, err := NewListener(inner, cfg)
+	if err != nil {
+		inner.Close()
+		t.Fatalf("NewListener: %v", err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l
+}
+
+// writeRateConfig reaps write transfers slower than 4000 B/s after 1s.
+var writeRateConfig = Config{MinWriteRate: 4000, RateGrace: time.Second, Resolution: 10 * time.Millisecond}
+
+// TestWriteRateSlowReaderReaped: a client reading 8 bytes every 100ms
+// (80 B/s) from a response the server writes in 32 KiB Writes while paused
+// (a request in progress, as under ConnState) is reaped for the write
+// rate once the burst its small receive buffer took at first no longer
+// pays for it (a few KiB at 4000 B/s); the blocked Write fails with an
+// *IdleError for it.
+func TestWriteRateSlowReaderReaped(t *testing.T) {
+	l := listenTCPMSS(t, writeRateConfig, 1400)
+	server, client := tcpPair(t, l)
+	if _, _, ok := tcpProgress(server.inner); !ok {
+		t.Skip("tcp_info is not read on this platform: the write rate falls back to what Writes returned, and the send buffer's first burst pays for tens of seconds")
+	}
+	client.(*net.TCPConn).SetReadBuffer(4 << 10) // a small first burst
+	server.Pause()
+	start := time.Now()
+	wrote := make(chan error, 1)
+	go func() {
+		buf := make([]byte, 32<<10)
+		for {
+			if _, err := server.Write(buf); err != nil {
+				wrote <- err
+				return
+			}
+		}
+	}()
+	go pacedRead(client, 8, 100*time.Millisecond)
+	err := <-wrote
+	took := time.Since(start)
+	var ie *IdleError
+	if !errors.As(err, &ie) || ie.Reason != ReasonWriteRate {
+		t.Fatalf("the blocked Write returned %v, want an *IdleError for the write rate", err)
+	}
+	if hi := 5 * time.Second; took < writeRateConfig.RateGrace || took > hi {
+		t.Errorf("reaped after %v, want within [%v, %v]", took, writeRateConfig.RateGrace, hi)
+	}
+	if st := l.Stats(); st.ReapedWriteRate != 1 {
+		t.Errorf("Stats %+v, want ReapedWriteRate 1", st)
+	}
+}
+
+// TestWriteRateHonestSlowReaderNeverCut: a client reading 4 KiB every
+// 200ms (20 KB/s, above the 4000 B/s minimum) a 192 KiB response written
+// at once is never cut.
+func TestWriteRateHonestSlowReaderNeverCut(t *testing.T) {
+	l := listenTCPMSS(t, writeRateConfig, 1400)
+	server, client := tcpPair(t, l)
+	server.Pause()
+	const size = 192 << 10
+	wrote := make(chan error, 1)
+	go func() {
+		_, err := server.Write(make([]byte, size))
+		wrote <- err
+		server.CloseWrite()
+	}()
+	got, err := pacedRead(client, 4<<10, 200*time.Millisecond)
+	if err != nil || got != size {
+		t.Errorf("client read %d bytes, %v; want %d, nil (Stats %+v)", got, err, size, l.Stats())
+	}
+	if err := <-wrote; err != nil {
+		t.Errorf("Write: %v", err)
+	}
+	if st := l.Stats(); st.Closed != 0 {
+		t.Errorf("Stats %+v: an honest slow reader was cut", st)
+	}
+}
+
+// TestWriteRateIdleAfterResponseNotJudged: once a response has been taken
+// by the peer, nothing is queued: a connection that then writes nothing is
+// no slow transfer, however long it stays paused.
+func TestWriteRateIdleAfterResponseNotJudged(t *testing.T) {
+	l := listenTCPMSS(t, writeRateConfig, 1400)
+	server, client := tcpPair(t, l)
+	server.Pause()
+	if _, err := server.Write([]byte("response")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadFull(client, make([]byte, 8)); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(3 * writeRateConfig.RateGrace)
+	client.SetReadDeadline(deadline)
+	_, err := client.Read(make([]byte, 1)) // the workload: 3 × RateGrace of nothing
+	if !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("client Read: %v, want its own deadline (the server closed the connection? Stats %+v)", err, l.Stats())
+	}
+	if st := l.Stats(); st.Closed != 0 {
+		t.Errorf("Stats %+v: a paused connection with nothing to send was judged", st)
+	}
+}
