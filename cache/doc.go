@@ -29,7 +29,8 @@
 //     released at once. Close stops the cache's goroutines; a cache dropped
 //     without Close is closed after garbage collection.
 //
-// The options that matter ([Options]): TTL (required), Limit, Jitter to
+// The options that matter ([Options]): TTL (required), Limit, or MaxWeight
+// with a Weigher to bound the total weight (bytes, say) instead, Jitter to
 // spread the expiry of entries written together, Resolution (how soon
 // expired entries are reclaimed; default TTL/100), and OnEvict to hear
 // about every entry that leaves, with the reason. Besides Get and Set:

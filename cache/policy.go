@@ -150,6 +150,12 @@ func (s *shard[K, V]) makeRoomLocked(w, now int64, p *pending[K, V]) {
 				continue
 			}
 			cw := cand.weight()
+			if cw > mainMax {
+				// It could never enter main (the window holds nearly all
+				// the shard): no admission test, nothing displaced.
+				s.evictLocked(cand, Evicted, p)
+				continue
+			}
 			if main+cw <= mainMax {
 				s.moveLocked(cand, probation)
 				continue
@@ -157,7 +163,7 @@ func (s *shard[K, V]) makeRoomLocked(w, now int64, p *pending[K, V]) {
 			victim := s.victimLocked(now)
 			switch {
 			case victim == nil:
-				s.evictLocked(cand, Evicted, p) // heavier than all of main
+				s.evictLocked(cand, Evicted, p) // not reachable: main holds more than mainMax-cw
 			case victim.deadline() <= now:
 				s.evictLocked(victim, Expired, p)
 			case s.admitLocked(cand, victim):

@@ -163,8 +163,10 @@ func (c *cache[K, V]) complete(s *shard[K, V], key K, h uint64, ttl time.Duratio
 	var p pending[K, V]
 	now := c.now()
 	var deadline int64
+	w, fits := int64(1), true
 	if err == nil && ttl > 0 {
 		deadline = now + c.lifetime(ttl)
+		w, fits = c.weigh(key, val) // too heavy: returned, not stored
 	}
 	s.mu.Lock()
 	if !cl.stale {
@@ -174,8 +176,8 @@ func (c *cache[K, V]) complete(s *shard[K, V], key K, h uint64, ttl time.Duratio
 	s.loadTime.Observe(time.Duration(now - begin))
 	if err != nil {
 		s.loadErrors++
-	} else if !cl.stale && !s.closed && deadline > 0 {
-		s.setLocked(key, h, val, 1, now, deadline, &p)
+	} else if !cl.stale && !s.closed && deadline > 0 && fits {
+		s.setLocked(key, h, val, w, now, deadline, &p)
 	}
 	s.mu.Unlock()
 	cl.val, cl.err = val, err
