@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -180,4 +181,40 @@ func TestWeightedScanDoesNotFlushFrequentKeys(t *testing.T) {
 		t.Errorf("%d of 400 frequently read light keys survived a scan of heavy ones, want at least 300", kept)
 	}
 	checkInvariants(t, c, maxWeight, false)
+}
+
+// TestWeightedEvictionsKeepOneTimerPerEntry: an insertion that evicts
+// several lighter entries hands the first one's timer to the newcomer and
+// cancels the others'; expired entries met on the way go as Expired. After
+// random weighted writes the wheel holds exactly one timer per live entry
+// (checkInvariants with quiet set), and expired entries are reclaimed.
+func TestWeightedEvictionsKeepOneTimerPerEntry(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const maxWeight = 16 * 50
+		c := newCache(t, Options[int, string]{TTL: time.Second, MaxWeight: maxWeight, Weigher: weighLen, Resolution: 10 * time.Millisecond})
+		x := xorshift(3)
+		for i := range 5000 {
+			k := int(x.next() % 500)
+			v := strings.Repeat("w", 1+int(x.next()%40))
+			switch x.next() % 4 {
+			case 0:
+				c.SetWithExpire(k, v, time.Duration(1+x.next()%300)*time.Millisecond)
+			default:
+				c.Set(k, v)
+			}
+			if i%500 == 0 {
+				time.Sleep(50 * time.Millisecond)
+				synctest.Wait()
+				checkInvariants(t, c, maxWeight, true)
+			}
+		}
+		synctest.Wait()
+		checkInvariants(t, c, maxWeight, true)
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		if n := c.Len(); n != 0 {
+			t.Errorf("Len() = %d after every TTL passed, want 0", n)
+		}
+		checkInvariants(t, c, maxWeight, true)
+	})
 }
