@@ -94,6 +94,7 @@ func (c *cache[K, V]) setIfAbsent(key K, h uint64, value V, mark bool) (actual V
 	s.setLocked(key, h, value, w, now, deadline, &p)
 	s.mu.Unlock()
 	c.finish(&p)
+	c.forgetNotFound(key)
 	return actual, false, true
 }
 
@@ -110,6 +111,9 @@ func (c *Cache[K, V]) Clear() {
 }
 
 func (c *cache[K, V]) clear() {
+	if c.neg != nil {
+		c.neg.clear()
+	}
 	var events []Event[K, V]
 	var retired []*expiry[K, V]
 	for s := range c.made() {

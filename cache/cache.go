@@ -73,6 +73,8 @@ type cache[K comparable, V any] struct {
 	closeOnce sync.Once
 	closed    chan struct{}
 
+	loading[K, V] // Loader, refresh, sliding expiry, not-found answers
+
 	beforeArm    func() // tests only: runs before each Schedule sent by arm
 	betweenLoads func() // tests only: runs between a reader's loads of val
 }
@@ -107,6 +109,7 @@ func New[K comparable, V any](opts Options[K, V]) (*Cache[K, V], error) {
 		nanKeys: !table.SelfEqual[K](),
 	}
 	c.reads.init(runtime.GOMAXPROCS(0))
+	c.initLoading(&opts)
 	c.climb.init(opts.Limit)
 	if opts.MaxWeight > 0 {
 		c.limit = opts.MaxWeight
@@ -305,12 +308,16 @@ func (c *cache[K, V]) lookup(key K, h uint64, mark bool) (v V, left time.Duratio
 		if n.val.Load() != p {
 			continue // overwritten meanwhile
 		}
-		left := st>>stampShift - c.now()
+		now := c.now()
+		left := st>>stampShift - now
 		if p == nil || left <= 0 {
 			return v, 0, false
 		}
 		if mark && c.bounded {
 			n.noteRead()
+		}
+		if mark && c.onRead {
+			c.read(n, key, h, st, now)
 		}
 		return *p, time.Duration(left), true
 	}
@@ -374,6 +381,7 @@ func (c *cache[K, V]) set(key K, value V, ttl time.Duration) {
 	s.setLocked(key, h, value, w, now, deadline, &p)
 	s.mu.Unlock()
 	c.finish(&p)
+	c.forgetNotFound(key)
 }
 
 // Touch restarts the TTL of key's entry (Options.TTL, with Jitter) without
@@ -470,6 +478,7 @@ func (c *Cache[K, V]) Delete(key K) {
 }
 
 func (c *cache[K, V]) delete(key K) {
+	c.forgetNotFound(key)
 	h := c.hash(key)
 	s := c.shardAt(h)
 	if s == nil {
@@ -562,6 +571,7 @@ func (c *Cache[K, V]) Stats() Stats {
 		s.mu.Unlock()
 	}
 	st.LoadTime = Durations(lt)
+	c.c.lc.addTo(&st)
 	return st
 }
 
@@ -616,6 +626,7 @@ func (c *cache[K, V]) close(wait bool) bool {
 			s.sk = sketch{}
 			s.mu.Unlock()
 		}
+		c.closeLoading(wait)
 		if c.notify != nil {
 			c.notify.stop(wait)
 		}

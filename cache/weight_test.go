@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -217,4 +218,26 @@ func TestWeightedEvictionsKeepOneTimerPerEntry(t *testing.T) {
 		}
 		checkInvariants(t, c, maxWeight, true)
 	})
+}
+
+// TestTooHeavyFromLoaderAndCompute: a loaded value or a Compute result
+// heavier than one entry may be is returned but not kept; a Compute that
+// stores one removes the key's older value, as Set does.
+func TestTooHeavyFromLoaderAndCompute(t *testing.T) {
+	heavy := strings.Repeat("h", 2000)
+	c := newCache(t, Options[int, string]{TTL: time.Hour, MaxWeight: 1600, Weigher: weighLen,
+		Loader: func(_ context.Context, k int) (Loaded[string], error) { return Loaded[string]{Value: heavy}, nil }})
+	v, err := c.Load(context.Background(), 1)
+	if err != nil || v != heavy {
+		t.Fatalf("Load = %d bytes, %v; want the loaded 2000, nil", len(v), err)
+	}
+	if _, ok := c.Peek(1); ok {
+		t.Error("a too heavy loaded value was kept")
+	}
+	c.Set(2, "light")
+	c.Compute(2, func(string, bool) (string, Action) { return heavy, Store })
+	if _, ok := c.Peek(2); ok {
+		t.Error("Compute stored a too heavy value, or kept the older one")
+	}
+	checkInvariants(t, c, 1600, false)
 }
