@@ -70,6 +70,10 @@ func (c *cache[K, V]) getOrSet(key K, value V, read bool) (actual V, loaded, sto
 // setIfAbsent is the locked part of getOrSet: it returns the live value
 // stored for key since the lock-free lookup missed, or stores value.
 func (c *cache[K, V]) setIfAbsent(key K, h uint64, value V, mark bool) (actual V, loaded, stored bool) {
+	w, ok := c.weigh(key, value)
+	if !ok {
+		return actual, false, false // too heavy: never stored (no live entry to keep)
+	}
 	s := c.shardFor(h)
 	var p pending[K, V]
 	now := c.now()
@@ -87,7 +91,7 @@ func (c *cache[K, V]) setIfAbsent(key K, h uint64, value V, mark bool) (actual V
 		s.mu.Unlock()
 		return actual, true, false
 	}
-	s.setLocked(key, h, value, 1, now, deadline, &p)
+	s.setLocked(key, h, value, w, now, deadline, &p)
 	s.mu.Unlock()
 	c.finish(&p)
 	c.forgetNotFound(key)

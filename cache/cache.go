@@ -52,6 +52,9 @@ type cache[K comparable, V any] struct {
 	bounded bool
 	climb   climber // the window share of every shard's policy
 
+	weigher  func(K, V) int // Options.Weigher; nil without MaxWeight
+	maxEntry int64          // the most one entry may weigh (with a weigher)
+
 	// nanKeys: K can hold a value not equal to itself (a NaN), which is
 	// never stored (see unstorable).
 	nanKeys bool
@@ -78,17 +81,23 @@ type cache[K comparable, V any] struct {
 
 // New returns a cache configured by opts, with its expiry engine running.
 // It returns an error wrapping ErrOptions if opts is invalid: TTL <= 0,
-// Limit < 0, Jitter outside [0, 1), or Resolution below 1ms.
+// Limit < 0, MaxWeight < 0, Limit and MaxWeight both set, MaxWeight
+// without Weigher or Weigher without MaxWeight, Jitter outside [0, 1), or
+// Resolution below 1ms.
 func New[K comparable, V any](opts Options[K, V]) (*Cache[K, V], error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
 	n := shardCount(runtime.GOMAXPROCS(0), opts.Limit)
+	if opts.MaxWeight > 0 {
+		n = shardCount(runtime.GOMAXPROCS(0), 0)
+	}
 	c := &cache[K, V]{
 		shards:  make([]atomic.Pointer[shard[K, V]], n),
 		seed:    maphash.MakeSeed(),
 		limit:   int64(opts.Limit),
-		bounded: opts.Limit > 0,
+		bounded: opts.Limit > 0 || opts.MaxWeight > 0,
+		weigher: opts.Weigher,
 		inline:  !hasPointers(reflect.TypeFor[V]()),
 		ttl:     opts.TTL,
 		jitter:  opts.Jitter,
@@ -102,6 +111,10 @@ func New[K comparable, V any](opts Options[K, V]) (*Cache[K, V], error) {
 	c.reads.init(runtime.GOMAXPROCS(0))
 	c.initLoading(&opts)
 	c.climb.init(opts.Limit)
+	if opts.MaxWeight > 0 {
+		c.limit = opts.MaxWeight
+		c.maxEntry = min(opts.MaxWeight/int64(n), maxEntryWeight)
+	}
 	c.origin = time.Now()
 	sched, err := timingwheel.NewScheduler(opts.Resolution, wheelSlots(opts.TTL, opts.Resolution), c.fire,
 		timingwheel.WithPanicHandler(c.reportPanic))
@@ -169,7 +182,7 @@ func (c *cache[K, V]) shardFor(h uint64) *shard[K, V] {
 		return s
 	}
 	s := new(shard[K, V])
-	s.init(c.shardLimit(i), false, c.inline, c.seed, &c.climb.frac)
+	s.init(c.shardLimit(i), c.weigher != nil, c.inline, c.seed, &c.climb.frac)
 	if !c.shards[i].CompareAndSwap(nil, s) {
 		return c.shards[i].Load() // made by another writer meanwhile
 	}
@@ -350,6 +363,11 @@ func (c *cache[K, V]) set(key K, value V, ttl time.Duration) {
 	if c.unstorable(key) {
 		return
 	}
+	w, ok := c.weigh(key, value)
+	if !ok {
+		c.tooHeavy(key, w)
+		return
+	}
 	h := c.hash(key)
 	s := c.shardFor(h)
 	var p pending[K, V]
@@ -360,7 +378,7 @@ func (c *cache[K, V]) set(key K, value V, ttl time.Duration) {
 		s.mu.Unlock()
 		return
 	}
-	s.setLocked(key, h, value, 1, now, deadline, &p)
+	s.setLocked(key, h, value, w, now, deadline, &p)
 	s.mu.Unlock()
 	c.finish(&p)
 	c.forgetNotFound(key)

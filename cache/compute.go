@@ -92,6 +92,11 @@ func (c *cache[K, V]) runCompute(s *shard[K, V], key K, h uint64, cl *call[V], o
 	guard(true, func() { v, a = fn(old, found) }, func(failure error) {
 		var p pending[K, V]
 		var np pending[K, struct{}]
+		w, fits := int64(1), true
+		if failure == nil && a == Store {
+			// Too heavy: stored nothing, and the old value goes, as for Set.
+			w, fits = c.weigh(key, v)
+		}
 		now := c.now()
 		s.mu.Lock()
 		apply := !cl.stale && !s.closed && failure == nil
@@ -101,7 +106,11 @@ func (c *cache[K, V]) runCompute(s *shard[K, V], key K, h uint64, cl *call[V], o
 		if apply {
 			switch a {
 			case Store:
-				s.setLocked(key, h, v, 1, now, now+c.lifetime(c.ttl), &p)
+				if fits {
+					s.setLocked(key, h, v, w, now, now+c.lifetime(c.ttl), &p)
+				} else {
+					s.deleteLocked(key, h, now, &p)
+				}
 				c.forgetNotFoundLocked(key, &np)
 			case Remove:
 				s.deleteLocked(key, h, now, &p)

@@ -282,6 +282,10 @@ func (c *cache[K, V]) complete(s *shard[K, V], key K, h uint64, cl *call[V], l L
 	var p pending[K, V]
 	var np pending[K, struct{}]
 	now := c.now()
+	w, fits := int64(1), true
+	if err == nil && !l.NotFound {
+		w, fits = c.weigh(key, l.Value) // too heavy: returned, not kept
+	}
 	s.mu.Lock()
 	if !cl.stale {
 		s.endCallLocked(key)
@@ -315,8 +319,8 @@ func (c *cache[K, V]) complete(s *shard[K, V], key K, h uint64, cl *call[V], l L
 		if ttl == 0 {
 			ttl = c.ttl
 		}
-		if keep && ttl > 0 {
-			s.setLocked(key, h, l.Value, 1, now, now+c.lifetime(ttl), &p)
+		if keep && ttl > 0 && fits {
+			s.setLocked(key, h, l.Value, w, now, now+c.lifetime(ttl), &p)
 			c.forgetNotFoundLocked(key, &np)
 		}
 	}

@@ -52,6 +52,28 @@ type Options[K comparable, V any] struct {
 	// error.
 	Limit int
 
+	// MaxWeight bounds the total weight of the entries, as Weigher weighs
+	// them, instead of their number: an alternative to Limit (setting both
+	// is an error). When an insertion, or an overwrite with a heavier
+	// value, would exceed it, entries are evicted first by the same policy
+	// as under Limit, the admission test comparing the newcomer with each
+	// entry it would displace. The total never exceeds MaxWeight, at any
+	// instant. MaxWeight is split evenly across the cache's shards (see
+	// Limit), so one entry may weigh at most MaxWeight divided by the
+	// number of shards, and at most 2^30-1: a heavier entry is never
+	// stored (Set drops it and removes the key's previous entry; TrySet
+	// returns an error wrapping ErrTooHeavy that says the bound). 0 means
+	// no bound by weight; a negative MaxWeight is an error.
+	MaxWeight int64
+
+	// Weigher returns the weight of an entry, such as the size of its value
+	// in bytes. It is required with MaxWeight and an error without it. It
+	// is called once per write (Set, SetWithExpire, TrySet, GetOrSet and
+	// SetIfAbsent when they store, and Take storing what it fetched), on
+	// the writing goroutine, with no lock held. A weight below 1 counts as
+	// 1.
+	Weigher func(key K, value V) int
+
 	// Jitter spreads expiry: each TTL, whether from TTL or from a per-call
 	// ttl, is multiplied by a factor drawn uniformly from
 	// [1-Jitter, 1+Jitter). It must be in [0, 1); 0, the default, means
@@ -159,6 +181,14 @@ func (o *Options[K, V]) validate() error {
 		return fmt.Errorf("%w: TTL %v, want > 0", ErrOptions, o.TTL)
 	case o.Limit < 0:
 		return fmt.Errorf("%w: Limit %d, want >= 0", ErrOptions, o.Limit)
+	case o.MaxWeight < 0:
+		return fmt.Errorf("%w: MaxWeight %d, want >= 0", ErrOptions, o.MaxWeight)
+	case o.MaxWeight > 0 && o.Limit > 0:
+		return fmt.Errorf("%w: both Limit and MaxWeight set, want one of them", ErrOptions)
+	case o.MaxWeight > 0 && o.Weigher == nil:
+		return fmt.Errorf("%w: MaxWeight without a Weigher", ErrOptions)
+	case o.MaxWeight == 0 && o.Weigher != nil:
+		return fmt.Errorf("%w: Weigher without MaxWeight", ErrOptions)
 	case math.IsNaN(o.Jitter) || o.Jitter < 0 || o.Jitter >= 1:
 		return fmt.Errorf("%w: Jitter %v, want in [0, 1)", ErrOptions, o.Jitter)
 	case o.Resolution < 0 || (o.Resolution > 0 && o.Resolution < time.Millisecond):

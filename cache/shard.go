@@ -291,16 +291,16 @@ func (s *shard[K, V]) setLocked(key K, h uint64, value V, w, now, deadline int64
 		if s.limit > 0 {
 			// A write is a use; the policy sees it at its next look.
 			n.noteRead()
-			if ow := n.weight(); ow != w {
-				s.held[n.queue()] += w - ow
-				n.meta = uint32(w)<<2 | uint32(n.queue())
-				s.makeRoomLocked(0, now, p)
+			if n.weight() != w {
+				// Weighed again: it makes room as a new entry does (it
+				// cannot be chosen itself) and enters the window.
+				s.unlinkLocked(n)
+				n.meta = uint32(w) << 2
+				s.makeRoomLocked(w, now, p)
+				s.pushFrontLocked(n, window)
 				if p.handed != nil {
 					p.cancels = append(p.cancels, p.handed)
 					p.handed = nil
-				}
-				if !n.live() {
-					return // heavier now, and the policy chose it
 				}
 			}
 		}

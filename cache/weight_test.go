@@ -1,0 +1,243 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+func weighLen(_ int, v string) int { return len(v) }
+
+func newWeighed(t *testing.T, maxWeight int64, onEvict func(Event[int, string])) *Cache[int, string] {
+	t.Helper()
+	return newCache(t, Options[int, string]{TTL: time.Hour, MaxWeight: maxWeight, Weigher: weighLen, OnEvict: onEvict})
+}
+
+func TestWeightOptionsValidated(t *testing.T) {
+	tests := []struct {
+		name string
+		opts Options[int, string]
+		want string
+	}{
+		{"negative MaxWeight", Options[int, string]{TTL: time.Hour, MaxWeight: -1, Weigher: weighLen}, "MaxWeight -1"},
+		{"MaxWeight without Weigher", Options[int, string]{TTL: time.Hour, MaxWeight: 10}, "without a Weigher"},
+		{"Weigher without MaxWeight", Options[int, string]{TTL: time.Hour, Weigher: weighLen}, "Weigher without MaxWeight"},
+		{"Limit and MaxWeight", Options[int, string]{TTL: time.Hour, Limit: 5, MaxWeight: 10, Weigher: weighLen}, "both Limit and MaxWeight"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := New(tt.opts)
+			if !errors.Is(err, ErrOptions) || !strings.Contains(fmt.Sprint(err), tt.want) {
+				t.Errorf("New: %v, want ErrOptions saying %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestTooHeavyRefused: an entry heavier than one shard's share of
+// MaxWeight is never stored; TrySet says why, Set drops it and removes the
+// key's previous value (reported Deleted) so that Get never returns a
+// value older than the write.
+func TestTooHeavyRefused(t *testing.T) {
+	rec := &recorder[int, string]{}
+	c := newWeighed(t, 1600, rec.on)
+	shards := int64(len(c.c.shards))
+	most := 1600 / shards
+	if err := c.TrySet(1, strings.Repeat("x", int(most))); err != nil {
+		t.Fatalf("TrySet of weight %d (the most): %v", most, err)
+	}
+	err := c.TrySet(1, strings.Repeat("x", int(most)+1))
+	if !errors.Is(err, ErrTooHeavy) {
+		t.Fatalf("TrySet of weight %d: %v, want ErrTooHeavy", most+1, err)
+	}
+	want := fmt.Sprintf("key 1 weighs %d; one entry may weigh at most %d (MaxWeight 1600 split over %d shards)", most+1, most, shards)
+	if !strings.Contains(err.Error(), want) {
+		t.Errorf("error %q, want it to say %q", err, want)
+	}
+	if _, ok := c.Get(1); ok {
+		t.Error("Get(1) hit after a refused write; want the old value gone")
+	}
+	if ev := rec.take(); len(ev) != 1 || ev[0].Reason != Deleted || len(ev[0].Value) != int(most) {
+		t.Errorf("events %v, want the previous value Deleted", ev)
+	}
+	c.Set(2, "ok")
+	c.Set(2, strings.Repeat("y", int(most)+1))
+	if _, ok := c.Get(2); ok {
+		t.Error("Get(2) hit after Set of a too heavy value")
+	}
+	if c.SetIfAbsent(3, strings.Repeat("z", 2000)) {
+		t.Error("SetIfAbsent stored a too heavy value")
+	}
+	v, err := c.Take(4, func() (string, error) { return strings.Repeat("t", 2000), nil })
+	if err != nil || len(v) != 2000 {
+		t.Errorf("Take = %d bytes, %v; want the fetched 2000, nil", len(v), err)
+	}
+	if _, ok := c.Peek(4); ok {
+		t.Error("Take stored a too heavy value")
+	}
+	checkInvariants(t, c, 1600, false)
+	c.Close()
+	if err := c.TrySet(5, "x"); !errors.Is(err, ErrClosed) {
+		t.Errorf("TrySet after Close: %v, want ErrClosed", err)
+	}
+}
+
+// TestWeightNeverExceeded: random weights, inserts and heavier or lighter
+// overwrites; the weight held never exceeds MaxWeight, and the queues'
+// weights add up (checkInvariants).
+func TestWeightNeverExceeded(t *testing.T) {
+	const maxWeight = 16 * 400
+	c := newWeighed(t, maxWeight, nil)
+	x := xorshift(7)
+	for i := range 20_000 {
+		k := int(x.next() % 2000)
+		v := strings.Repeat("v", 1+int(x.next()%60))
+		if _, ok := c.Get(k); !ok || i%3 == 0 {
+			c.Set(k, v)
+		}
+		if i%1000 == 0 {
+			checkInvariants(t, c, maxWeight, false)
+			held := int64(0)
+			for s := range c.c.made() {
+				s.mu.Lock()
+				held += s.total()
+				s.mu.Unlock()
+			}
+			if held > maxWeight {
+				t.Fatalf("weight %d held, MaxWeight %d", held, maxWeight)
+			}
+			var sum int64
+			for _, v := range c.All() {
+				sum += int64(len(v))
+			}
+			if sum > maxWeight {
+				t.Fatalf("entries weigh %d in all, MaxWeight %d", sum, maxWeight)
+			}
+		}
+	}
+	checkInvariants(t, c, maxWeight, false)
+}
+
+// TestHeavierOverwriteMakesRoom: an overwrite with a heavier value evicts
+// other entries until it fits; the overwritten key stays.
+func TestHeavierOverwriteMakesRoom(t *testing.T) {
+	c := newCache(t, Options[int, string]{TTL: time.Hour, MaxWeight: 100, Weigher: weighLen})
+	// Keys of one shard, as many as it holds (6 or 7: 100 split over the
+	// shards).
+	s0 := table0(c)
+	limit := int(s0.limit)
+	var keys []int
+	for k := 0; len(keys) < limit; k++ {
+		if c.c.shardFor(c.c.hash(k)) == s0 {
+			keys = append(keys, k)
+		}
+	}
+	for _, k := range keys {
+		c.Set(k, "x") // weight 1 each: the shard is full
+	}
+	c.Set(keys[0], "xxxx") // 4: three others must go
+	if _, ok := c.Peek(keys[0]); !ok {
+		t.Errorf("the overwritten key was evicted")
+	}
+	s0.mu.Lock()
+	total, n := s0.total(), s0.tab.Len()
+	s0.mu.Unlock()
+	if total > int64(limit) || n != limit-3 {
+		t.Errorf("shard holds weight %d in %d entries, want at most %d in %d", total, n, limit, limit-3)
+	}
+	checkInvariants(t, c, 100, false)
+}
+
+func table0(c *Cache[int, string]) *shard[int, string] { return c.c.shardFor(c.c.hash(0)) }
+
+// TestWeightedScanDoesNotFlushFrequentKeys: admission works by weight too:
+// heavy entries used once do not displace light ones used often.
+func TestWeightedScanDoesNotFlushFrequentKeys(t *testing.T) {
+	const maxWeight = 16 * 100
+	c := newWeighed(t, maxWeight, nil)
+	for k := range 400 {
+		c.Set(k, "aa")
+	}
+	for range 5 {
+		for k := range 400 {
+			c.Get(k)
+		}
+	}
+	for k := 1000; k < 3000; k++ {
+		if _, ok := c.Get(k); !ok {
+			c.Set(k, strings.Repeat("b", 20))
+		}
+	}
+	kept := 0
+	for k := range 400 {
+		if _, ok := c.Peek(k); ok {
+			kept++
+		}
+	}
+	if kept < 300 {
+		t.Errorf("%d of 400 frequently read light keys survived a scan of heavy ones, want at least 300", kept)
+	}
+	checkInvariants(t, c, maxWeight, false)
+}
+
+// TestWeightedEvictionsKeepOneTimerPerEntry: an insertion that evicts
+// several lighter entries hands the first one's timer to the newcomer and
+// cancels the others'; expired entries met on the way go as Expired. After
+// random weighted writes the wheel holds exactly one timer per live entry
+// (checkInvariants with quiet set), and expired entries are reclaimed.
+func TestWeightedEvictionsKeepOneTimerPerEntry(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const maxWeight = 16 * 50
+		c := newCache(t, Options[int, string]{TTL: time.Second, MaxWeight: maxWeight, Weigher: weighLen, Resolution: 10 * time.Millisecond})
+		x := xorshift(3)
+		for i := range 5000 {
+			k := int(x.next() % 500)
+			v := strings.Repeat("w", 1+int(x.next()%40))
+			switch x.next() % 4 {
+			case 0:
+				c.SetWithExpire(k, v, time.Duration(1+x.next()%300)*time.Millisecond)
+			default:
+				c.Set(k, v)
+			}
+			if i%500 == 0 {
+				time.Sleep(50 * time.Millisecond)
+				synctest.Wait()
+				checkInvariants(t, c, maxWeight, true)
+			}
+		}
+		synctest.Wait()
+		checkInvariants(t, c, maxWeight, true)
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		if n := c.Len(); n != 0 {
+			t.Errorf("Len() = %d after every TTL passed, want 0", n)
+		}
+		checkInvariants(t, c, maxWeight, true)
+	})
+}
+
+// TestTooHeavyFromLoaderAndCompute: a loaded value or a Compute result
+// heavier than one entry may be is returned but not kept; a Compute that
+// stores one removes the key's older value, as Set does.
+func TestTooHeavyFromLoaderAndCompute(t *testing.T) {
+	heavy := strings.Repeat("h", 2000)
+	c := newCache(t, Options[int, string]{TTL: time.Hour, MaxWeight: 1600, Weigher: weighLen,
+		Loader: func(_ context.Context, k int) (Loaded[string], error) { return Loaded[string]{Value: heavy}, nil }})
+	v, err := c.Load(context.Background(), 1)
+	if err != nil || v != heavy {
+		t.Fatalf("Load = %d bytes, %v; want the loaded 2000, nil", len(v), err)
+	}
+	if _, ok := c.Peek(1); ok {
+		t.Error("a too heavy loaded value was kept")
+	}
+	c.Set(2, "light")
+	c.Compute(2, func(string, bool) (string, Action) { return heavy, Store })
+	if _, ok := c.Peek(2); ok {
+		t.Error("Compute stored a too heavy value, or kept the older one")
+	}
+	checkInvariants(t, c, 1600, false)
+}
