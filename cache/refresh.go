@@ -13,7 +13,7 @@ import (
 // RefreshError describes a background reload that failed; OnRefreshError
 // receives it. The cache kept Value, which lives on until its deadline.
 type RefreshError[K comparable, V any] struct {
-	Key   K
+	Key   K     // the key whose reload failed
 	Value V     // the value kept (the zero V if the entry had gone meanwhile)
 	Err   error // the loader's error, a *PanicError, or an error for runtime.Goexit
 }
