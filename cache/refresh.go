@@ -48,8 +48,8 @@ func (c *cache[K, V]) read(n *node[K, V], key K, h uint64, st, now int64) {
 		// Resolution or more. A compare-and-swap on the stamp the lookup
 		// read: if a writer stored another one meanwhile (a new value, a
 		// Touch, death), the writer's stamp stands.
-		if next := now + int64(c.ttl); next-d >= int64(c.res) {
-			n.stamp.CompareAndSwap(st, min(next, int64(maxTTL))<<stampShift|st&markBit)
+		if next := now + int64(min(c.ttl, maxTTL)); next-d >= int64(c.res) {
+			n.stamp.CompareAndSwap(st, next<<stampShift|st&markBit)
 		}
 		return
 	}
