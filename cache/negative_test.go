@@ -170,5 +170,12 @@ func TestNotFoundCloseStopsBoth(t *testing.T) {
 		if _, err := c.Load(context.Background(), "k"); !errors.Is(err, ErrClosed) {
 			t.Errorf("Load after Close: err = %v, want ErrClosed", err)
 		}
+		var ke KeyErrors[string]
+		if _, err := c.LoadAll(context.Background(), []string{"k"}); !errors.As(err, &ke) || !errors.Is(ke["k"], ErrClosed) {
+			t.Errorf("LoadAll after Close: err = %v, want KeyErrors{k: ErrClosed}", err)
+		}
+		if _, ok := c.Compute("k", func(string, bool) (string, Action) { return "", Store }); ok {
+			t.Error("Compute after Close = true")
+		}
 	})
 }

@@ -131,7 +131,8 @@ type Options[K comparable, V any] struct {
 	// and All never see them, they do not count towards Limit (they have
 	// a Limit of their own, the same number), and a Set, Delete or load
 	// of a value for the key forgets them. 0 means not-found results are
-	// not remembered unless Loaded.TTL says so; negative is an error.
+	// not remembered at all (Loaded.TTL then has no effect on them);
+	// negative is an error.
 	NotFoundTTL time.Duration
 
 	// ExpireAfterAccess makes TTL sliding: a read that is a use (Get, a
