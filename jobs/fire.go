@@ -1,7 +1,9 @@
 package jobs
 
 import (
+	"log/slog"
 	"math"
+	"runtime/debug"
 	"time"
 
 	"github.com/ttlkit/ttlkit/timingwheel"
@@ -52,10 +54,14 @@ func (s *Scheduler) fireJob(j *job, now time.Time) time.Duration {
 		s.st.deferred.Add(1)
 		return nextTick // late, never lost: offered again next tick
 	}
-	next := s.following(j, occ, now)
+	// None is armed until following returns: if a custom Schedule's Next
+	// calls runtime.Goexit there, the job ends with the occurrence just
+	// offered rather than staying with a past j.next that never fires.
+	j.next = time.Time{}
 	if j.pol.fromCompletion || (j.pol.limit > 0 && int(j.runs) >= j.pol.limit) {
-		next = time.Time{} // armed when the occurrence ends, or never
+		return 0 // armed when the occurrence ends, or never: Next is not asked
 	}
+	next := s.following(j, occ, now)
 	j.next = next
 	if next.IsZero() {
 		return 0
@@ -93,21 +99,30 @@ func (s *Scheduler) following(j *job, occ, now time.Time) time.Time {
 		return time.Time{}
 	case planEvery:
 		// occ + k×d with k the smallest that lands after now: whole
-		// periods from the anchor, so the schedule never drifts.
+		// periods from the anchor, so the schedule never drifts. Added
+		// in two steps so that k×d cannot overflow for a huge d.
 		d := period(j.when)
-		return occ.Add(d * (now.Sub(occ)/d + 1))
+		return occ.Add(d * (now.Sub(occ) / d)).Add(d)
 	}
 	from := now
 	if from.Before(occ) {
 		from = occ
 	}
-	return strictNext(j.when, from)
+	return strictNext(j, from)
 }
 
-// strictNext is w.Next(t), or zero if that is not after t: a Schedule
-// that does not move forward would otherwise be due on every tick.
-func strictNext(w Schedule, t time.Time) time.Time {
-	if next := w.Next(t); next.After(t) {
+// strictNext is j.when.Next(t), or zero if that is not after t: a
+// Schedule that does not move forward would otherwise be due on every
+// tick. A panic in Next is recovered and logged, and counts as zero (no
+// further occurrence), on the wheel's goroutine and on a worker alike.
+func strictNext(j *job, t time.Time) (next time.Time) {
+	defer func() {
+		if v := recover(); v != nil {
+			slog.Error("jobs: Schedule.Next panicked", "job", j.id, "panic", v, "stack", string(debug.Stack()))
+			next = time.Time{}
+		}
+	}()
+	if next = j.when.Next(t); next.After(t) {
 		return next
 	}
 	return time.Time{}
@@ -122,7 +137,7 @@ func (s *Scheduler) afterEnd(j *job, end time.Time) time.Time {
 	case planEvery:
 		return end.Add(period(j.when))
 	}
-	return strictNext(j.when, s.wallAt(end))
+	return strictNext(j, s.wallAt(end))
 }
 
 type offerResult uint8

@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"context"
+	"log/slog"
 	"time"
 )
 
@@ -14,20 +15,21 @@ func (s *Scheduler) exec(t task, x *execution) (task, bool) {
 		j.mu.Lock()
 		j.skipPending = false
 		j.mu.Unlock()
-		goexit := true
-		defer func() {
-			if goexit { // OnSkip called runtime.Goexit
-				s.pool.respawn(task{}, false)
-			}
-		}()
-		callHook("OnSkip", s.hooks.OnSkip, Event{Run: Run{ID: j.id, Name: j.pol.name, Scheduled: t.due}, Outcome: Skipped})
-		goexit = false
+		s.skipHook(s.dropEvent(t))
 		return task{}, false
 	}
 	j.mu.Lock()
-	if j.gen != t.gen || s.closing.Load() {
+	if j.gen != t.gen {
 		j.mu.Unlock()
-		return task{}, false // cancelled or replaced while queued; or shutting down
+		return task{}, false // cancelled or replaced while queued
+	}
+	if s.closing.Load() {
+		// Shutdown began while t was queued: t never starts, and is
+		// reported as the runs still queued at pool.close are.
+		j.mu.Unlock()
+		s.st.dropped.Add(1)
+		s.skipHook(s.dropEvent(t))
+		return task{}, false
 	}
 	// A context of its own, not a child of one the Scheduler holds: a
 	// shared parent would register every run under one lock. Cancel and
@@ -38,7 +40,7 @@ func (s *Scheduler) exec(t task, x *execution) (task, bool) {
 	j.mu.Unlock()
 	s.st.running.Add(1)
 
-	r := Run{ID: j.id, Name: j.pol.name, Attempt: int(t.attempt), Scheduled: t.due, Started: time.Now()}
+	r := Run{ID: j.id, Name: j.pol.name, Attempt: int(t.attempt), Scheduled: t.due, Started: time.Now(), Seq: s.st.seq.Add(1)}
 	lateness := r.Started.Sub(r.Scheduled)
 	s.st.lateness.Observe(lateness)
 	goexit := true
@@ -63,6 +65,29 @@ func (s *Scheduler) exec(t task, x *execution) (task, bool) {
 	return s.finish(t, x, r, lateness, err, time.Now())
 }
 
+// skipHook calls OnSkip with e on a worker. A runtime.Goexit in the hook
+// ends the worker, which the pool replaces.
+func (s *Scheduler) skipHook(e Event) {
+	goexit := true
+	defer func() {
+		if goexit {
+			s.pool.respawn(task{}, false)
+		}
+	}()
+	callHook("OnSkip", s.hooks.OnSkip, e)
+	goexit = false
+}
+
+// dropEvent is OnSkip's report of t: an occurrence the overlap policy
+// skipped (a skip task), or a run that never started because Shutdown
+// began.
+func (s *Scheduler) dropEvent(t task) Event {
+	if t.skip {
+		return Event{Run: Run{ID: t.j.id, Name: t.j.pol.name, Scheduled: t.due}, Outcome: Skipped}
+	}
+	return Event{Run: Run{ID: t.j.id, Name: t.j.pol.name, Attempt: int(t.attempt), Scheduled: t.due}, Outcome: Dropped}
+}
+
 // errGoexit is the error of an attempt whose Func called runtime.Goexit.
 var errGoexit = &PanicError{Value: "runtime.Goexit"}
 
@@ -73,27 +98,66 @@ func (s *Scheduler) finish(t task, x *execution, r Run, lateness time.Duration, 
 	x.cancel(nil)
 	s.st.running.Add(-1)
 
-	// Retry.If is user code: asked before the lock is taken. A
-	// runtime.Goexit in it ends this worker: the attempt is settled as not
-	// retryable (as after a panic in If) and the pool replaces the worker.
+	// User code runs here, before the job is locked: Retry.If, then, once
+	// the occurrence is over, a FromCompletion job's Schedule.Next. A
+	// runtime.Goexit in either ends this worker: the deferred calls
+	// settle the attempt with what is known by then (not retryable, as
+	// after a panic in If; no further occurrence, as after a panic in
+	// Next) and have the pool replace the worker.
 	again := err != nil && int(t.attempt) < j.pol.retry.Attempts && !IsPermanent(err)
+	var following time.Time // a FromCompletion job's next occurrence
+	asked, settled := false, false
+	defer func() {
+		if !settled {
+			if asked {
+				slog.Error("jobs: Schedule.Next called runtime.Goexit", "job", j.id)
+			}
+			s.pool.respawn(s.settle(t, x, r, lateness, err, end, false, following))
+		}
+	}()
+	defer func() {
+		if !settled && !asked { // a Goexit in Retry.If: Next is still owed
+			asked = true
+			following = s.completed(j, t.gen, end)
+		}
+	}()
 	if again && j.pol.retry.If != nil {
 		again = false
-		goexit := true
-		defer func() {
-			if goexit {
-				s.pool.respawn(s.settle(t, x, r, lateness, err, end, false))
-			}
-		}()
 		callHook("Retry.If", func(err error) { again = j.pol.retry.If(err) }, err)
-		goexit = false
 	}
-	return s.settle(t, x, r, lateness, err, end, again)
+	if !again {
+		asked = true
+		following = s.completed(j, t.gen, end)
+	}
+	settled = true
+	return s.settle(t, x, r, lateness, err, end, again, following)
+}
+
+// completed returns the next occurrence of j, a FromCompletion job whose
+// occurrence of generation gen ended at end: zero for another job, or
+// when none will be armed (the job is cancelled, past its Limit, has an
+// occurrence waiting, or the Scheduler is shutting down). Each of these
+// lasts until endLocked runs for this occurrence; an armed j.next does
+// not (it may fire and be skipped meanwhile), so it is not one of them,
+// and endLocked decides again under the lock. completed calls a custom
+// Schedule's Next, so it runs without the job locked.
+func (s *Scheduler) completed(j *job, gen uint32, end time.Time) time.Time {
+	if !j.pol.fromCompletion || s.closing.Load() {
+		return time.Time{}
+	}
+	j.mu.Lock()
+	none := j.done || j.gen != gen || j.queued || (j.pol.limit > 0 && int(j.runs) >= j.pol.limit)
+	j.mu.Unlock()
+	if none {
+		return time.Time{}
+	}
+	return s.afterEnd(j, end)
 }
 
 // settle is the rest of finish, once Retry.If has said whether err may be
-// retried (again).
-func (s *Scheduler) settle(t task, x *execution, r Run, lateness time.Duration, err error, end time.Time, again bool) (task, bool) {
+// retried (again) and, if it may not, a FromCompletion job's next
+// occurrence is known (following).
+func (s *Scheduler) settle(t task, x *execution, r Run, lateness time.Duration, err error, end time.Time, again bool, following time.Time) (task, bool) {
 	j := t.j
 	var next task
 	var more bool
@@ -121,7 +185,7 @@ func (s *Scheduler) settle(t task, x *execution, r Run, lateness time.Duration, 
 		out = Failed
 	}
 	if out != Retrying && current {
-		next, more = s.endLocked(j, end)
+		next, more = s.endLocked(j, following)
 	}
 	j.tidy()
 	j.mu.Unlock()
@@ -134,13 +198,23 @@ func (s *Scheduler) settle(t task, x *execution, r Run, lateness time.Duration, 
 			s.pool.respawn(next, more)
 		}
 	}()
-	callHook("OnFinish", s.hooks.OnFinish, Event{Run: r, Outcome: out, Err: err, Lateness: lateness, Duration: end.Sub(r.Started)})
-	if out == Failed {
-		s.st.deadLetters.Add(1)
-		callHook("DeadLetter", j.pol.deadLetter, DeadLetter{ID: j.id, Name: j.pol.name, Scheduled: t.first, Attempts: int(t.attempt), Err: err})
-	}
+	s.report(t, Event{Run: r, Outcome: out, Err: err, Lateness: lateness, Duration: end.Sub(r.Started)})
 	goexit = false
 	return next, more
+}
+
+// report calls OnFinish with e, the end of an attempt of t, and then, if
+// its occurrence failed for good, the dead-letter callback. That one is
+// deferred: it is owed even when OnFinish calls runtime.Goexit, which
+// runs deferred calls on its way out of the worker.
+func (s *Scheduler) report(t task, e Event) {
+	if e.Outcome == Failed {
+		defer func() {
+			s.st.deadLetters.Add(1)
+			callHook("DeadLetter", t.j.pol.deadLetter, DeadLetter{ID: t.j.id, Name: t.j.pol.name, Scheduled: t.first, Attempts: int(t.attempt), Err: e.Err})
+		}()
+	}
+	callHook("OnFinish", s.hooks.OnFinish, e)
 }
 
 // retryLocked arms the next attempt of t's occurrence, which failed at
@@ -157,11 +231,11 @@ func (s *Scheduler) retryLocked(j *job, t task, end time.Time) bool {
 	return true
 }
 
-// endLocked ends one active occurrence of j at end: it starts the one
-// waiting behind it, if any (returned to run next on this worker), arms a
-// FromCompletion job's next occurrence, and retires the job when nothing
-// is left. Locked.
-func (s *Scheduler) endLocked(j *job, end time.Time) (task, bool) {
+// endLocked ends one active occurrence of j: it starts the one waiting
+// behind it, if any (returned to run next on this worker), arms a
+// FromCompletion job's next occurrence, following, and retires the job
+// when nothing is left. Locked.
+func (s *Scheduler) endLocked(j *job, following time.Time) (task, bool) {
 	j.active--
 	if j.queued && !s.closing.Load() {
 		j.queued = false
@@ -170,8 +244,8 @@ func (s *Scheduler) endLocked(j *job, end time.Time) (task, bool) {
 		return task{j: j, gen: j.gen, attempt: 1, due: due, first: due}, true
 	}
 	if j.pol.fromCompletion && j.next.IsZero() && !j.done && (j.pol.limit == 0 || int(j.runs) < j.pol.limit) {
-		if j.next = s.afterEnd(j, end); !j.next.IsZero() {
-			if s.arm(j, end) != nil {
+		if j.next = following; !j.next.IsZero() {
+			if s.arm(j, time.Now()) != nil {
 				j.next = time.Time{}
 			}
 		}

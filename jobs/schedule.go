@@ -4,14 +4,21 @@ import "time"
 
 // Schedule gives a job's occurrences. Next returns the first occurrence
 // strictly after after, or the zero Time when there is none. The Scheduler
-// calls it with the current wall-clock time when the job is added, and
-// then, each time an occurrence fires, with that occurrence or the current
-// time, whichever is later (so missed occurrences collapse into one); with
-// FromCompletion, with the end of the previous occurrence. After the first
-// occurrence, a result that is not after Next's argument counts as none
-// (the job ends) rather than an occurrence due at once. Next is called
-// on the wheel's goroutine (or a worker), with the job locked: it must be
-// quick, safe for concurrent use, and must not call the Scheduler.
+// calls it once with the current wall-clock time when the job is added, and
+// then once per occurrence: when it fires, with that occurrence or the
+// current time, whichever is later (so missed occurrences collapse into
+// one); with FromCompletion, instead, when it ends (after its retries),
+// with the time it ended. It is not asked once Limit occurrences have
+// started, nor once the job is cancelled. After the first occurrence, a
+// result that is not after Next's argument counts as none (the job ends)
+// rather than an occurrence due at once. Next is called on the wheel's
+// goroutine with the job locked, or, for FromCompletion, on the worker that
+// ended the occurrence, with no lock held: it must be quick, safe for
+// concurrent use, and must not call the Scheduler. After the first call, a
+// panic or a runtime.Goexit in Next is logged with log/slog and counts as
+// no further occurrence (the job ends; a worker that Goexit ends is
+// replaced); in the first call, made by Add or Replace, it goes on to their
+// caller.
 //
 // Custom schedules are read on the wall clock, like At and Cron. The
 // Schedules returned by After and Every are recognised by the Scheduler
@@ -24,7 +31,9 @@ type Schedule interface {
 
 // After runs a job once, d after it is added (or replaced), on the
 // monotonic clock: a wall-clock step does not move it. d must be positive;
-// Add reports an error otherwise. As a plain Schedule, Next(t) is t+d.
+// Add reports an error otherwise. Any positive d is honoured, up to the
+// largest Duration (about 292 years), never cut short. As a plain
+// Schedule, Next(t) is t+d.
 func After(d time.Duration) Schedule { return after{d} }
 
 // At runs a job once, at t on the wall clock: if the wall clock is stepped
@@ -38,8 +47,9 @@ func At(t time.Time) Schedule { return at{t.Round(0)} }
 // it is added. Occurrence k is due exactly k×d after the Add, however
 // late earlier runs started, so the schedule does not drift; occurrences
 // missed while the job ran long (under OverlapSkip or OverlapQueue) or
-// while no worker was free collapse into one. d must be positive. As a
-// plain Schedule, Next(t) is t+d.
+// while no worker was free collapse into one. d must be positive; any
+// positive d is honoured, as for After. As a plain Schedule, Next(t) is
+// t+d.
 func Every(d time.Duration) Schedule { return every{d} }
 
 type after struct{ d time.Duration }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -325,6 +326,49 @@ func TestClockWatcherStopsWithoutWallJobs(t *testing.T) {
 		s.clock.mu.Unlock()
 		if armed || n != 0 {
 			t.Fatalf("watcher armed %v with %d wall jobs, want disarmed with 0", armed, n)
+		}
+	})
+}
+
+// TestHugeDelaysNotCutShort pins issue 20 item 4: After and Every
+// clamped their delay to about 97 years (maxDelay), so After(100 years)
+// ran 2.6 years early, breaking "never early". Any positive Duration is
+// honoured, past the wheel's own horizon (about 146 years) too.
+func TestHugeDelaysNotCutShort(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, r := newScheduler(t, Options{})
+		defer shutdown(t, s)
+		const year = 365 * 24 * time.Hour
+		start := time.Now()
+		mustAdd(t, s, "after 100y", After(100*year), noop)
+		mustAdd(t, s, "after 250y", After(250*year), noop)
+		mustAdd(t, s, "every 100y", Every(100*year), noop)
+		mustAdd(t, s, "after max", After(math.MaxInt64), noop)
+		mustAdd(t, s, "every max", Every(math.MaxInt64), noop)
+		time.Sleep(260 * year)
+		synctest.Wait()
+		got := map[string][]time.Duration{}
+		for _, e := range r.finished() {
+			got[e.ID] = append(got[e.ID], e.Started.Sub(start))
+		}
+		want := map[string][]time.Duration{
+			"after 100y": {100 * year},
+			"after 250y": {250 * year},
+			"every 100y": {100 * year, 200 * year},
+			"after max":  nil, // due after 292 years
+			"every max":  nil,
+		}
+		for id, w := range want {
+			g := got[id]
+			if len(g) != len(w) {
+				t.Errorf("%s: ran at %v, want %v", id, g, w)
+				continue
+			}
+			for i := range w {
+				if late := g[i] - w[i]; late < 0 || late > time.Millisecond {
+					t.Errorf("%s: run %d at %v, want %v (never early, at most 1ms late)", id, i, g[i], w[i])
+				}
+			}
 		}
 	})
 }

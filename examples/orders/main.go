@@ -3,8 +3,9 @@
 // that fires cancels the order and releases its stock, with retries and
 // a dead-letter alert if the inventory service keeps failing.
 //
-// The demo narrates three orders over a 15-minute payment window, run
-// faster by default (-window sets it; stamps stay in story minutes):
+// The demo narrates three orders over a 15-minute payment window, played
+// in 3 seconds by default (-window sets the real window). Its stamps are
+// story time and its first line says so; durations within lines are real:
 //
 //	go run ./examples/orders
 //	go run ./examples/orders -window 15m

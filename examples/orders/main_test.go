@@ -11,7 +11,7 @@ import (
 )
 
 // want is the demo's narration over the real 15-minute window, exact.
-const want = `  0m00s  orders: an unpaid order is cancelled 15m0s after it is placed
+const want = `  0m00s  orders: an unpaid order is cancelled 15m0s after it is placed (stamps: real time)
   0m00s  place  A-1001  timeouts armed: 1
   0m00s  place  A-1002  timeouts armed: 2
   5m00s  place  A-1003  timeouts armed: 3
@@ -35,6 +35,26 @@ func TestDemoExact(t *testing.T) {
 		}
 		if got := out.String(); got != want {
 			t.Errorf("output:\n%s\nwant:\n%s", got, want)
+		}
+	})
+}
+
+// TestDemoSaysStoryTime plays the story in go run's default window, 3 s:
+// the stamps are the real-time run's, and the output says they are story
+// time before any of them, beside durations in real time (issue 20: it did
+// not say so).
+func TestDemoSaysStoryTime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var out strings.Builder
+		if err := run(&out, 3*time.Second); err != nil {
+			t.Fatalf("run: %v", err)
+		}
+		head := "  0m00s  orders: stamps in story time: the story's 15m0s play in 3s of real time (-window 15m0s for real time)\n" +
+			"  0m00s  orders: an unpaid order is cancelled 3s (15m0s of story time) after it is placed\n"
+		_, rest, _ := strings.Cut(want, "\n")
+		wantScaled := head + strings.ReplaceAll(rest, "unpaid after 15m0s", "unpaid after 3s")
+		if got := out.String(); got != wantScaled {
+			t.Errorf("output:\n%s\nwant:\n%s", got, wantScaled)
 		}
 	})
 }

@@ -12,10 +12,15 @@ import (
 	"github.com/ttlkit/ttlkit/jobs"
 )
 
+// story is the payment window of the story the demo tells; the stamps of
+// its lines are in story time, whatever the real window.
+const story = 15 * time.Minute
+
 // run narrates a day in the life of three orders, with timeout as the
-// payment window; the stamps are in units of it (the test uses 15
-// minutes, go run a shorter window by default). The inventory service
-// fails the first release of A-1003.
+// payment window; the stamps are story time, timeout standing for the
+// story's 15 minutes (the test uses 15 real minutes in a synctest bubble,
+// go run a shorter window by default). The inventory service fails the
+// first release of A-1003.
 func run(out io.Writer, timeout time.Duration) error {
 	n := &narrator{out: out, start: time.Now(), unit: timeout / 15}
 	var once sync.Once
@@ -38,7 +43,14 @@ func run(out io.Writer, timeout time.Duration) error {
 	if err := st.Open(); err != nil {
 		return err
 	}
-	n.say("orders: an unpaid order is cancelled %v after it is placed", timeout)
+	if timeout == story {
+		n.say("orders: an unpaid order is cancelled %v after it is placed (stamps: real time)", timeout)
+	} else {
+		// Say so: the stamps count story minutes, while durations in the
+		// lines (the window, "unpaid after") are real time.
+		n.say("orders: stamps in story time: the story's %v play in %v of real time (-window %v for real time)", story, timeout, story)
+		n.say("orders: an unpaid order is cancelled %v (%v of story time) after it is placed", timeout, story)
+	}
 	for _, step := range []struct {
 		at     int // in fifteenths of the timeout
 		act    string
@@ -79,7 +91,8 @@ func run(out io.Writer, timeout time.Duration) error {
 }
 
 // narrator writes lines stamped with the time since the demo began, in
-// minutes of the 15-minute story (unit is one of them).
+// minutes and seconds of the 15-minute story (unit is one story minute),
+// rounded to the nearest story second.
 type narrator struct {
 	mu    sync.Mutex
 	out   io.Writer
@@ -90,10 +103,8 @@ type narrator struct {
 func (n *narrator) say(format string, args ...any) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	elapsed := time.Since(n.start)
-	min := elapsed / n.unit
-	sec := (elapsed % n.unit) * 60 / n.unit
-	fmt.Fprintf(n.out, "%3dm%02ds  %s\n", min, sec, fmt.Sprintf(format, args...))
+	secs := (time.Since(n.start)*60 + n.unit/2) / n.unit
+	fmt.Fprintf(n.out, "%3dm%02ds  %s\n", secs/60, secs%60, fmt.Sprintf(format, args...))
 }
 
 // at waits until step units after the start.

@@ -11,8 +11,11 @@
 //	go run ./examples/durable run                 # cancel unpaid orders as they expire (Ctrl-C, kill -9, restart...)
 //	go run ./examples/durable stats
 //
-// Every command opens the same embedded store (-store, default
-// ./durable-data); only one process can hold it at a time.
+// Every command opens the same embedded store: -store, by default the
+// directory ttlkit/durable-example in the user's cache directory
+// (os.UserCacheDir, or os.TempDir without one), outside the source tree.
+// Only one process can hold it at a time; delete the directory to start
+// afresh.
 package main
 
 import (
@@ -23,6 +26,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"time"
 
 	"github.com/ttlkit/ttlkit/jobs"
@@ -42,7 +46,7 @@ func main() {
 
 func run(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("durable", flag.ContinueOnError)
-	store := fs.String("store", "durable-data", "store directory of the embedded server")
+	store := fs.String("store", defaultStore(), "store directory of the embedded server")
 	window := fs.Duration("window", 30*time.Second, "payment window of a placed order")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -90,6 +94,17 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return fmt.Errorf("unknown command %q", cmd)
 	}
 	return nil
+}
+
+// defaultStore is the store directory used without -store: in the user's
+// cache directory, so that a go run from the source tree writes nothing
+// into it, and kept between runs (the example is about surviving them).
+func defaultStore() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		dir = os.TempDir()
+	}
+	return filepath.Join(dir, "ttlkit", "durable-example")
 }
 
 // place stores the order's timeout: the job "unpaid ID" runs window from

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -95,5 +96,37 @@ func TestKilledWorkerLosesNothing(t *testing.T) {
 		case <-time.After(30 * time.Second):
 			t.Fatalf("after the kill only %v were cancelled", seen)
 		}
+	}
+}
+
+// Without -store, a command writes nothing into the working directory
+// (the source tree, under go run): the store goes to the user's cache
+// directory. Issue 20: the old default, ./durable-data, did.
+func TestDefaultStoreOutsideWorkingDir(t *testing.T) {
+	cache := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", cache) // os.UserCacheDir on Linux and the BSDs
+	t.Setenv("HOME", cache)           // on macOS, $HOME/Library/Caches
+	wd := t.TempDir()
+	t.Chdir(wd)
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"stats"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := out.String(), "pending 0, due 0, running 0, retrying 0, dead 0\n"; got != want {
+		t.Errorf("stats %q, want %q", got, want)
+	}
+	if entries, err := os.ReadDir(wd); err != nil || len(entries) != 0 {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Errorf("working directory holds %v (err %v), want nothing", names, err)
+	}
+	store := defaultStore()
+	if rel, err := filepath.Rel(cache, store); err != nil || !filepath.IsLocal(rel) {
+		t.Errorf("default store %s, want it inside the user cache directory %s", store, cache)
+	}
+	if _, err := os.Stat(store); err != nil {
+		t.Errorf("default store: %v, want the directory the server wrote", err)
 	}
 }
