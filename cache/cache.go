@@ -28,8 +28,10 @@ import (
 // Delete find nothing, and Take calls fetch every time, alone, and returns
 // its result without storing it. Such keys never count towards Limit.
 //
-// A Cache holds two goroutines at most (the expiry engine and, with
-// OnEvict, the delivery of Expired events). Close stops them; a Cache that
+// A Cache holds two goroutines (the expiry engine and, with OnEvict, the
+// delivery of Expired events), one more with Options.NotFoundTTL (the
+// expiry engine of not-found answers), and one per background reload in
+// flight. Close stops them; a Cache that
 // becomes unreachable without Close is closed by a cleanup after a garbage
 // collection, unless OnEvict keeps it reachable.
 type Cache[K comparable, V any] struct {
@@ -585,16 +587,19 @@ func (c *Cache[K, V]) String() string {
 
 // Close stops the expiry engine and drops every entry without reporting
 // them to OnEvict; Expired events already queued are delivered before
-// Close returns. It waits for the cache's goroutines to exit, so it must
-// not be called from OnEvict. Close returns nil the first time and
+// Close returns. It cancels the context of background reloads (see
+// Options.RefreshAfter) and waits for them, and for the cache's other
+// goroutines, to exit, so it must not be called from OnEvict, from
+// OnRefreshError, or from a loader running a reload. Close returns nil the first time and
 // ErrClosed afterwards.
 //
 // After Close, Get and Peek miss, Remaining and Touch return false, Set,
 // SetWithExpire, SetIfAbsent, GetOrSet, Delete and Clear store and remove
 // nothing, Len returns 0, All, Keys and Values yield nothing, Take and its
-// variants return ErrClosed (loads already running finish and hand their
-// result to their callers without storing it), and Stats keeps returning
-// the final counters.
+// variants and Load return ErrClosed, LoadAll a KeyErrors of ErrClosed
+// (loads already running finish and hand their result to their callers
+// without storing it), Compute and Refresh do nothing and return false,
+// and Stats keeps returning the final counters.
 func (c *Cache[K, V]) Close() error {
 	if !c.c.close(true) {
 		return ErrClosed

@@ -43,6 +43,8 @@ func (a Action) String() string {
 // Delete or Clear of key while fn runs wins, as it does over a load: fn's
 // Store or Remove is then dropped (as if it had happened just before that
 // write) and not reported to OnEvict, and Compute returns what fn decided.
+// Such a write also releases the key, so the next Compute or load may
+// start while fn still runs; only one of them can apply its decision.
 //
 // A Store counts in Stats.Sets; a Compute counts neither as a hit nor as
 // a miss. fn must not call Compute, Take, Load or LoadAll for the same

@@ -169,13 +169,15 @@ func TestComputeWaitsForLoad(t *testing.T) {
 }
 
 // TestComputeAgainstMutexModel races Computes that increment counters
-// with Loads, LoadAlls, Gets and Deletes of the same keys, and checks two
-// things. Exclusion: on each key at most one loader call, refresh or
+// with Loads, LoadAlls, Gets and Refreshes of the same keys, and checks
+// two things. Exclusion: on each key at most one loader call, refresh or
 // Compute function runs at a time (each claims busy, which must be free).
 // Atomicity, against a reference counter behind a mutex: no increment is
-// lost. Refreshes and Deletes reset a count (a reload stores the
-// loader's 0), so they run only in the first round, which checks
-// exclusion alone; the second round checks both.
+// lost. Refreshes reset a count (a reload stores the loader's 0), so they
+// run only in the first round, which checks exclusion alone; the second
+// round checks both. Writes are left out: a Set or Delete during a
+// Compute lets the next one start beside it, by design (the overtaken
+// Compute's decision is dropped; TestComputeOvertakenBySet).
 func TestComputeAgainstMutexModel(t *testing.T) {
 	const keys, workers, ops = 4, 8, 300
 	var busy [keys]atomic.Bool
@@ -222,7 +224,6 @@ func TestComputeAgainstMutexModel(t *testing.T) {
 					case 5:
 						if resets {
 							c.Refresh(k)
-							c.Delete((k + 1) % keys)
 						}
 					}
 				}

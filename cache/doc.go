@@ -1,16 +1,49 @@
-// Package cache is a concurrent, generic cache whose entries expire after a
-// TTL, with an optional size limit (frequency-aware eviction, W-TinyLFU)
-// and load-through with single flight.
+// Package cache is a concurrent, generic in-process cache. Entries expire
+// after a TTL (fixed, given per entry by the loader, or sliding), an
+// optional Limit bounds it (frequency-aware eviction, W-TinyLFU), and a
+// loader set once fills it: single flight per key, bulk loads, reloads in
+// the background, remembered "not found".
 //
-//	c, err := cache.New(cache.Options[string, *User]{TTL: time.Minute, Limit: 100_000})
+//	c, err := cache.New(cache.Options[int, *User]{
+//		TTL:          10 * time.Minute,
+//		Limit:        100_000,
+//		RefreshAfter: 5 * time.Minute,  // older: reloaded in the background on a read
+//		NotFoundTTL:  30 * time.Second, // "no such user" is remembered too
+//		Loader: func(ctx context.Context, id int) (cache.Loaded[*User], error) {
+//			u, err := db.User(ctx, id)
+//			if errors.Is(err, sql.ErrNoRows) {
+//				return cache.Loaded[*User]{NotFound: true}, nil
+//			}
+//			return cache.Loaded[*User]{Value: u}, err // Loaded.TTL: expiry from the value
+//		},
+//	})
 //	if err != nil {
 //		return err
 //	}
 //	defer c.Close()
-//	u, err := c.Take(id, func() (*User, error) { return db.LoadUser(id) })
-//	c.Set(id, u)        // restarts the TTL
-//	u, ok := c.Get(id)  // ok is false once the TTL has passed
-//	c.Delete(id)
+//	u, err := c.Load(ctx, id)      // cached, loaded once for all callers, or ErrNotFound
+//	us, err := c.LoadAll(ctx, ids) // the misses in one BulkLoader call
+//	c.Set(id, u)                   // restarts the TTL
+//	u, ok := c.Get(id)             // a plain read: never loads, never stale
+//	c.Compute(id, func(old *User, found bool) (*User, cache.Action) { ... })
+//
+// Which to use:
+//
+//   - Get and Set when you fill the cache yourself; Load with
+//     Options.Loader when the cache should fill itself from one source,
+//     plus Options.BulkLoader and LoadAll when the source answers many
+//     keys in one query; Take when each call site fetches its own way
+//     (go-zero's Take).
+//   - RefreshAfter when hot keys must never wait for a reload: readers
+//     get the current value while one background reload runs; TTL still
+//     bounds how stale a value can get.
+//   - Loaded.TTL when the source says how long a value is good (a
+//     max-age, a token's expiry); ExpireAfterAccess for sessions, which
+//     live while they are used.
+//   - NotFoundTTL when lookups of absent keys are frequent (or driven by
+//     strangers): they stop reaching the source.
+//   - Compute for a read-modify-write of one key (a counter, a merge),
+//     atomic without a lock of your own.
 //
 // In plain words:
 //
@@ -22,18 +55,23 @@
 //     not even for an instant: an insertion into a full cache first evicts
 //     one, chosen by how often and how recently entries were used
 //     (W-TinyLFU), so that a key used once never displaces one used often.
-//   - Take loads a missing key once, however many goroutines ask for it at
-//     the same time; errors are returned to all of them and not cached.
+//   - One load per key. Load, LoadAll and Take load a missing key once,
+//     however many goroutines ask for it at the same time and however
+//     their calls overlap; errors are returned to all of them and never
+//     cached. A Set or Delete during a load wins over it.
 //   - Memory comes back. Expired entries are removed within one Resolution
 //     of their deadline; a deleted, evicted or overwritten value is
 //     released at once. Close stops the cache's goroutines; a cache dropped
 //     without Close is closed after garbage collection.
 //
 // The options that matter ([Options]): TTL (required), Limit, or MaxWeight
-// with a Weigher to bound the total weight (bytes, say) instead, Jitter to
-// spread the expiry of entries written together, Resolution (how soon
-// expired entries are reclaimed; default TTL/100), and OnEvict to hear
-// about every entry that leaves, with the reason. Besides Get and Set:
+// with a Weigher to bound the total weight (bytes, say) instead, the
+// loading options above, Jitter to spread the expiry of entries written
+// together, Resolution (how soon expired entries are reclaimed; default
+// TTL/100), and OnEvict to hear about every entry that leaves, with the
+// reason. Stats counts hits, misses, loads, failures, load time, refreshes
+// and removals by reason (see Stats for how a caller that waited for
+// another's load counts). Besides Get and Set:
 // Peek (a read that is not a use), GetOrSet and SetIfAbsent, Remaining (the
 // time an entry has left), Clear, and the iterators All, Keys and Values.
 //
@@ -100,19 +138,33 @@
 // its mark), and adds them to the sketch then. The design and its
 // measurements are in doc/design.md.
 //
-// # Take
+// # Loading
 //
-// Take is a load-through with single flight: concurrent Takes of one key
-// run fetch once and all receive its result. Errors are returned to every
-// waiter and never cached; a panic reaches every waiter as a *PanicError
-// and the loading goroutine re-panics; a Set or Delete of the key during
-// the load wins over the loaded value, which is returned but not stored.
-// TakeCtx lets each waiter give up on its own context.
+// Load, LoadAll, Take and background reloads share one load per key at a
+// time: a caller that finds no live value either starts the key's load
+// or waits for the one in flight. Errors are returned to every waiter and
+// never cached; a panic reaches every waiter as a *PanicError and the
+// loading goroutine re-panics (a background reload reports it to
+// OnRefreshError instead); a Set or Delete of the key during the load wins
+// over the loaded value, which is returned but not stored. Each waiter
+// gives up on its own context. Take and TakeCtx take the fetch function
+// per call; Load and LoadAll use Options.Loader and Options.BulkLoader,
+// whose Loaded result also carries the entry's TTL or "not found".
+//
+// A refresh (RefreshAfter, or Refresh) reloads a live entry on a goroutine
+// the cache owns, with a context Close cancels; Close waits for it. A read
+// of an entry due for refresh takes no lock, whether or not its reload is
+// running. A failed reload keeps the old value until its deadline.
+//
+// Compute holds the key, not a lock, while its function runs: it
+// registers as the key's load in flight, so Computes and loads of one key
+// take turns, while reads and writes of the key, and everything on other
+// keys, go on.
 //
 // # Lifetime
 //
-// Close stops the expiry engine and the event goroutine and waits for
-// them. A Cache dropped without Close is closed by a runtime.AddCleanup
+// Close stops the expiry engine and the event goroutine, cancels the
+// context of background reloads, and waits for all of them. A Cache dropped without Close is closed by a runtime.AddCleanup
 // cleanup once it is unreachable, unless an OnEvict closure keeps the
 // Cache itself reachable. Inside a testing/synctest bubble there is no
 // such cleanup (it would run outside the bubble); the bubble reports a
@@ -125,7 +177,10 @@
 // source: the price of never returning a stale entry), at most one atomic
 // compare-and-swap on the entry's read counter (none once it reaches 15,
 // none without a Limit), and one atomic add on a striped hit counter. No
-// lock, no channel, no allocation.
+// lock, no channel, no allocation. With ExpireAfterAccess, the same clock
+// reading gives the new deadline, stored with one compare-and-swap at
+// most once per Resolution per entry; with RefreshAfter, a due entry
+// costs one more lock-free index lookup (the reloads in flight).
 //
 // Set of an existing key: one shard lock and one value allocation; the
 // expiry engine hears of it only when the new deadline is earlier. Set of

@@ -33,8 +33,8 @@ type Loaded[V any] struct {
 	// negative TTL returns the result to the callers without keeping it.
 	TTL time.Duration
 	// NotFound reports that the key has no value at the source. Load
-	// returns ErrNotFound, LoadAll leaves the key out, and the answer is
-	// remembered for TTL (see Options.NotFoundTTL).
+	// returns ErrNotFound, LoadAll leaves the key out, and, in a cache
+	// with Options.NotFoundTTL, the answer is remembered for TTL.
 	NotFound bool
 	// Err fails the load of this key alone: its callers receive Err and
 	// nothing is kept. For a BulkLoader it is the per-key error; for a

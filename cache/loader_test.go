@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"runtime"
 	"slices"
 	"sync"
@@ -437,4 +438,94 @@ func TestTakeJoinsLoad(t *testing.T) {
 			t.Errorf("Take joined to Load got %q, want loaded", v)
 		}
 	})
+}
+
+// TestLoadRacingOncePerKey races LoadAlls of random key sets, Loads,
+// Takes, Gets and Refreshes of a few keys. The reference is the loader's
+// own bookkeeping: at most one load of a key runs at a time, and every
+// value returned is the key's (the loader answers "v-KEY", or "t-KEY" for
+// Take's fetch). Writes are left out: a Set or Delete during a load lets
+// the next caller start a new one beside it, by design (the overtaken
+// load's result is not stored).
+func TestLoadRacingOncePerKey(t *testing.T) {
+	const keys, workers, ops = 6, 8, 200
+	var inFlight [keys]atomic.Int32
+	enter := func(k int) {
+		if n := inFlight[k].Add(1); n != 1 {
+			t.Errorf("key %d: %d loads at once, want 1", k, n)
+		}
+	}
+	leave := func(k int) { inFlight[k].Add(-1) }
+	c := newCache(t, Options[int, string]{TTL: time.Millisecond, NotFoundTTL: time.Millisecond,
+		BulkLoader: func(_ context.Context, ks []int) (map[int]Loaded[string], error) {
+			for _, k := range ks {
+				enter(k)
+			}
+			runtime.Gosched()
+			m := map[int]Loaded[string]{}
+			for _, k := range ks {
+				leave(k)
+				if k != 0 { // key 0 is not found
+					m[k] = Loaded[string]{Value: fmt.Sprint("v-", k)}
+				}
+			}
+			return m, nil
+		}})
+	check := func(k int, v string) {
+		if v != fmt.Sprint("v-", k) && v != fmt.Sprint("t-", k) {
+			t.Errorf("key %d: got %q", k, v)
+		}
+	}
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(w), 3))
+			for range ops {
+				k := r.IntN(keys)
+				switch r.IntN(5) {
+				case 0:
+					set := []int{k, r.IntN(keys), r.IntN(keys)}
+					got, err := c.LoadAll(context.Background(), set)
+					if err != nil {
+						t.Errorf("LoadAll(%v): %v", set, err)
+					}
+					for k, v := range got {
+						check(k, v)
+					}
+				case 1:
+					// Key 0 is not found, unless a Take's fetch stored it.
+					v, err := c.Load(context.Background(), k)
+					switch {
+					case err == nil:
+						check(k, v)
+					case k != 0 || !errors.Is(err, ErrNotFound):
+						t.Errorf("Load(%d) = %q, %v", k, v, err)
+					}
+				case 2:
+					v, err := c.Take(k, func() (string, error) {
+						enter(k)
+						defer leave(k)
+						return fmt.Sprint("t-", k), nil
+					})
+					if err == nil {
+						check(k, v)
+					} else if !errors.Is(err, ErrNotFound) {
+						t.Errorf("Take(%d): %v", k, err)
+					}
+				case 3:
+					if v, ok := c.Get(k); ok {
+						check(k, v)
+					}
+				case 4:
+					c.Refresh(k)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	c.c.refr.wg.Wait()
+	st := c.Stats()
+	if st.Hits+st.Misses == 0 || st.Loads == 0 {
+		t.Errorf("Stats %+v: nothing counted", st)
+	}
 }

@@ -154,7 +154,8 @@ type Options[K comparable, V any] struct {
 	// and All never see them, they do not count towards Limit (they have
 	// a Limit of their own, the same number), and a Set, Delete or load
 	// of a value for the key forgets them. 0 means not-found results are
-	// not remembered unless Loaded.TTL says so; negative is an error.
+	// not remembered at all (Loaded.TTL then has no effect on them);
+	// negative is an error.
 	NotFoundTTL time.Duration
 
 	// ExpireAfterAccess makes TTL sliding: a read that is a use (Get, a
@@ -260,18 +261,20 @@ type Event[K comparable, V any] struct {
 // also counts in Waits. So 50 concurrent Takes of one cold key read as 1
 // miss and 49 hits (HitRatio 0.98, one load), as go-zero counts them.
 type Stats struct {
-	Hits   uint64 // lookups served without a load of their own (see above)
-	Misses uint64 // lookups that found nothing and loaded, or failed
+	Hits uint64 // lookups served without a load of their own (see above)
+	// Misses counts lookups that found nothing: a Get's miss, or a
+	// load-through that ran its own load or shared one that failed.
+	Misses uint64
 	// Waits counts lookups that waited for another caller's load (or
 	// refresh) of their key; they are in Hits or Misses as well.
 	Waits uint64
-	// NotFoundHits counts lookups of Load and LoadAll answered by a
+	// NotFoundHits counts lookups of Load, LoadAll and Take answered by a
 	// remembered not-found result (see Options.NotFoundTTL), without a
 	// load; they are in Hits as well.
 	NotFoundHits uint64
 	// Sets counts values stored: by Set, SetWithExpire (ttl > 0),
-	// SetIfAbsent and GetOrSet when they store, and Take storing what it
-	// fetched. Writes that store nothing (after Close, or of a key not
+	// SetIfAbsent and GetOrSet when they store, a load or refresh storing
+	// what it loaded, and Compute's Store. Writes that store nothing (after Close, or of a key not
 	// equal to itself) are not counted.
 	Sets uint64
 	// Loads counts keys loaded, by Take's fetch, Loader or BulkLoader

@@ -13,7 +13,7 @@ import (
 // RefreshError describes a background reload that failed; OnRefreshError
 // receives it. The cache kept Value, which lives on until its deadline.
 type RefreshError[K comparable, V any] struct {
-	Key   K
+	Key   K     // the key whose reload failed
 	Value V     // the value kept (the zero V if the entry had gone meanwhile)
 	Err   error // the loader's error, a *PanicError, or an error for runtime.Goexit
 }
@@ -39,8 +39,8 @@ type refreshKey[K comparable] struct{ key K }
 func refreshKeyOf[K comparable](r *refreshKey[K]) K { return r.key }
 
 // read runs for every lookup that is a use and finds a live entry, when
-// the cache slides expiry or refreshes: n is the entry, st its stamp (with
-// as the lookup read it) and now the lookup's clock reading, reused here.
+// the cache slides expiry or refreshes: n is the entry, st its stamp as the
+// lookup read it, and now the lookup's clock reading, reused here.
 func (c *cache[K, V]) read(n *node[K, V], key K, h uint64, st, now int64) {
 	d := st >> stampShift
 	if c.sliding {
@@ -48,8 +48,8 @@ func (c *cache[K, V]) read(n *node[K, V], key K, h uint64, st, now int64) {
 		// Resolution or more. A compare-and-swap on the stamp the lookup
 		// read: if a writer stored another one meanwhile (a new value, a
 		// Touch, death), the writer's stamp stands.
-		if next := now + int64(c.ttl); next-d >= int64(c.res) {
-			n.stamp.CompareAndSwap(st, min(next, int64(maxTTL))<<stampShift)
+		if next := now + int64(min(c.ttl, maxTTL)); next-d >= int64(c.res) {
+			n.stamp.CompareAndSwap(st, next<<stampShift)
 		}
 		return
 	}

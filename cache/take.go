@@ -53,8 +53,10 @@ type call[V any] struct {
 // with a *PanicError and every waiter receives that *PanicError as its
 // error; if fetch exits its goroutine (runtime.Goexit), waiters receive an
 // error. A Set or Delete of key while fetch runs wins: the fetched value is
-// returned to this load's callers but not stored. After Close, Take
-// returns ErrClosed without calling fetch.
+// returned to this load's callers but not stored. Take shares loads with
+// Load and LoadAll: a Take that waited for a Load that found nothing, or
+// that finds a remembered not-found answer (Options.NotFoundTTL), returns
+// ErrNotFound. After Close, Take returns ErrClosed without calling fetch.
 func (c *Cache[K, V]) Take(key K, fetch func() (V, error)) (V, error) {
 	return c.c.take(context.Background(), key, c.c.ttl, func(context.Context) (V, error) { return fetch() })
 }

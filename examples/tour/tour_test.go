@@ -76,6 +76,51 @@ func Example_cache() {
 	// otp:1 present: false
 }
 
+func Example_cacheLoader() {
+	db := map[int]string{1: "Ada", 2: "Grace"}
+	refreshed := make(chan struct{})
+	users, err := cache.New(cache.Options[int, string]{
+		TTL:          time.Hour,
+		RefreshAfter: 30 * time.Minute, // older: a read reloads it in the background
+		NotFoundTTL:  time.Minute,      // "no such user" is remembered too
+		Loader: func(ctx context.Context, id int) (cache.Loaded[string], error) {
+			name, ok := db[id] // once per key, however many callers wait
+			if !ok {
+				return cache.Loaded[string]{NotFound: true}, nil
+			}
+			return cache.Loaded[string]{Value: name}, nil // TTL: set it per value
+		},
+		OnEvict: func(e cache.Event[int, string]) {
+			if e.Reason == cache.Replaced {
+				close(refreshed)
+			}
+		},
+	})
+	if err != nil {
+		panic(err)
+	}
+	defer users.Close()
+
+	ctx := context.Background()
+	name, err := users.Load(ctx, 1)
+	fmt.Println(name, err)
+	_, err = users.Load(ctx, 9)
+	fmt.Println(err)
+	all, err := users.LoadAll(ctx, []int{1, 2, 9}) // a BulkLoader makes it one call
+	fmt.Println(all, err)
+
+	db[1] = "Ada Lovelace"
+	users.Refresh(1) // what RefreshAfter starts on a read; readers keep "Ada" meanwhile
+	<-refreshed
+	name, _ = users.Get(1)
+	fmt.Println(name)
+	// Output:
+	// Ada <nil>
+	// cache: not found
+	// map[1:Ada 2:Grace] <nil>
+	// Ada Lovelace
+}
+
 func Example_idletimeout() {
 	tcp, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -216,8 +261,8 @@ func TestREADMEMatches(t *testing.T) {
 		tour = tour[:end]
 	}
 	blocks := fenceRE.FindAllStringSubmatch(tour, -1)
-	if got, want := len(blocks), 6; got != want {
-		t.Fatalf("got %d Go blocks in the Tour section, want %d (one per package)", got, want)
+	if got, want := len(blocks), 7; got != want {
+		t.Fatalf("got %d Go blocks in the Tour section, want %d (one per package, two for cache)", got, want)
 	}
 	for _, b := range blocks {
 		// As a function body, each non-empty line is indented one tab.
