@@ -97,11 +97,11 @@ func (w *worker) run(d *delivery) {
 	stopped, err := w.call(d, r)
 	ev.Err = err
 	ev.Duration = time.Since(r.Started)
-	w.settling.Add(1) // before the CAS, so that drain's Wait sees it
-	defer w.settling.Done()
-	if !d.state.CompareAndSwap(running, settled) {
+	settled, ok := w.settle(d)
+	if !ok {
 		return // abandoned by Work's shutdown, which gave it back
 	}
+	defer settled()
 	if stopped && ev.Err != nil {
 		w.giveBack(d) // cancelled by Work's shutdown: not an attempt
 		return
@@ -245,14 +245,7 @@ func (w *worker) giveBack(ds ...*delivery) {
 		}
 		w.done(p.d)
 	}
-	if h := testHookGivenBack; h != nil && len(ds) > 0 {
-		h(len(ds))
-	}
 }
-
-// testHookGivenBack, if set, is called with the number of deliveries
-// each giveBack call returned.
-var testHookGivenBack func(n int)
 
 // freshCopy builds the message that gives m back: its subject, payload,
 // the job's headers and this package's, with the server's (Nats-...)
@@ -326,13 +319,12 @@ var testHookRun, testHookWithdrawn func(id string)
 
 // stored reports whether the queue's work stream still holds the message
 // with sequence seq, in one round trip to the stream's leader (with one
-// replica, its only server). The message
-// of a job stays stored from its enqueueing to its outcome (the work
-// stream drops it on the acknowledgement); Cancel purges it, an enqueue
-// that replaces the job purges it or stores a newer message on its subject
-// (one per subject), and another run's stored outcome deletes it. The
-// server applies these in order, so once one of them returned, stored
-// answers false.
+// replica, its only server). The message of a job stays stored from its
+// enqueueing to its outcome (the work stream drops it on the
+// acknowledgement); Cancel purges it, an enqueue that replaces the job
+// purges it or stores a newer message on its subject (one per subject),
+// and another run's stored outcome deletes it. The server applies these
+// in order, so once one of them returned, stored answers false.
 func (c *Client) stored(ctx context.Context, queue string, seq uint64) (bool, error) {
 	ctx, cancel := c.timeout(ctx)
 	defer cancel()
