@@ -58,7 +58,7 @@ func (w *worker) run(d *delivery) {
 			return
 		}
 		if !current {
-			m.Ack()
+			// No answer: see below.
 			if h := testHookWithdrawn; h != nil {
 				h(r.ID)
 			}
@@ -73,7 +73,11 @@ func (w *worker) run(d *delivery) {
 			m.NakWithDelay(scheduleLead) // not known: ask again later
 			return
 		}
-		m.Ack()
+		// No answer to the server: if the message is gone, it forgets
+		// the delivery after AckWait; if "gone" was wrong (a server
+		// shutting down answers "no message found" for any message,
+		// and fails any write's expected sequence), it delivers the
+		// job again. An acknowledgement would remove it for good.
 		if h := testHookWithdrawn; h != nil {
 			h(r.ID)
 		}
@@ -83,7 +87,7 @@ func (w *worker) run(d *delivery) {
 	ev := jobs.Event{Run: r.Run, Lateness: max(r.Started.Sub(r.Scheduled), 0)}
 	if r.Attempt > w.opts.Retry.Attempts {
 		// Delivered again after its last attempt without an outcome:
-		// its worker died, or Work stopped, meanwhile.
+		// its worker died meanwhile (or, in an outage, gave it back by a nak).
 		ev.Outcome, ev.Err = jobs.Failed, fmt.Errorf("natsjobs: delivered %d times without an outcome", meta.NumDelivered)
 		if w.bury(ctx, r.job(), seq, r.Attempt-1, ev.Err) == nil && m.DoubleAck(ctx) == nil {
 			hook(w.opts.Hooks.OnFinish, ev)
