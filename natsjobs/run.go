@@ -58,7 +58,7 @@ func (w *worker) run(d *delivery) {
 			return
 		}
 		if !current {
-			m.Ack()
+			// No answer: see below.
 			if h := testHookWithdrawn; h != nil {
 				h(r.ID)
 			}
@@ -73,7 +73,11 @@ func (w *worker) run(d *delivery) {
 			m.NakWithDelay(scheduleLead) // not known: ask again later
 			return
 		}
-		m.Ack()
+		// No answer to the server: if the message is gone, it forgets
+		// the delivery after AckWait; if "gone" was wrong (a server
+		// shutting down answers "no message found" for any message,
+		// and fails any write's expected sequence), it delivers the
+		// job again. An acknowledgement would remove it for good.
 		if h := testHookWithdrawn; h != nil {
 			h(r.ID)
 		}
@@ -83,7 +87,7 @@ func (w *worker) run(d *delivery) {
 	ev := jobs.Event{Run: r.Run, Lateness: max(r.Started.Sub(r.Scheduled), 0)}
 	if r.Attempt > w.opts.Retry.Attempts {
 		// Delivered again after its last attempt without an outcome:
-		// its worker died, or Work stopped, meanwhile.
+		// its worker died meanwhile (or, in an outage, gave it back by a nak).
 		ev.Outcome, ev.Err = jobs.Failed, fmt.Errorf("natsjobs: delivered %d times without an outcome", meta.NumDelivered)
 		if w.bury(ctx, r.job(), seq, r.Attempt-1, ev.Err) == nil && m.DoubleAck(ctx) == nil {
 			hook(w.opts.Hooks.OnFinish, ev)
@@ -97,11 +101,11 @@ func (w *worker) run(d *delivery) {
 	stopped, err := w.call(d, r)
 	ev.Err = err
 	ev.Duration = time.Since(r.Started)
-	w.settling.Add(1) // before the CAS, so that drain's Wait sees it
-	defer w.settling.Done()
-	if !d.state.CompareAndSwap(running, settled) {
+	settled, ok := w.settle(d)
+	if !ok {
 		return // abandoned by Work's shutdown, which gave it back
 	}
+	defer settled()
 	if stopped && ev.Err != nil {
 		w.giveBack(d) // cancelled by Work's shutdown: not an attempt
 		return
@@ -245,14 +249,7 @@ func (w *worker) giveBack(ds ...*delivery) {
 		}
 		w.done(p.d)
 	}
-	if h := testHookGivenBack; h != nil && len(ds) > 0 {
-		h(len(ds))
-	}
 }
-
-// testHookGivenBack, if set, is called with the number of deliveries
-// each giveBack call returned.
-var testHookGivenBack func(n int)
 
 // freshCopy builds the message that gives m back: its subject, payload,
 // the job's headers and this package's, with the server's (Nats-...)
@@ -327,13 +324,12 @@ var testHookRun, testHookWithdrawn func(id string)
 
 // stored reports whether the queue's work stream still holds the message
 // with sequence seq, in one round trip to the stream's leader (with one
-// replica, its only server). The message
-// of a job stays stored from its enqueueing to its outcome (the work
-// stream drops it on the acknowledgement); Cancel purges it, an enqueue
-// that replaces the job purges it or stores a newer message on its subject
-// (one per subject), and another run's stored outcome deletes it. The
-// server applies these in order, so once one of them returned, stored
-// answers false.
+// replica, its only server). The message of a job stays stored from its
+// enqueueing to its outcome (the work stream drops it on the
+// acknowledgement); Cancel purges it, an enqueue that replaces the job
+// purges it or stores a newer message on its subject (one per subject),
+// and another run's stored outcome deletes it. The server applies these
+// in order, so once one of them returned, stored answers false.
 func (c *Client) stored(ctx context.Context, queue string, seq uint64) (bool, error) {
 	ctx, cancel := c.timeout(ctx)
 	defer cancel()

@@ -173,6 +173,7 @@ func (c *Client) Work(ctx context.Context, queue string, fn Func, opts WorkOptio
 	defer c.works.Done()
 
 	w := &worker{c: c, queue: queue, fn: fn, ctx: context.WithoutCancel(ctx), opts: opts, stopping: make(chan struct{}), runs: make(chan *delivery), live: map[*delivery]bool{}}
+	w.settled.L = &w.mu
 	// Twice the pull's size, in case the library holds a refill's
 	// messages beside the rest of the previous pull's.
 	w.arrivals.starts = make([]time.Time, 2*opts.Concurrency)
@@ -240,9 +241,6 @@ type worker struct {
 	stopping chan struct{} // closed when Work stops taking jobs
 	runs     chan *delivery
 	wg       sync.WaitGroup // runners and hand-over goroutines
-	// settling counts runners storing an outcome: shutdown waits for
-	// them even when it abandons handlers.
-	settling sync.WaitGroup
 
 	mu sync.Mutex
 	// live holds every delivery received and not finished, true while it
@@ -251,6 +249,11 @@ type worker struct {
 	// cancelling is set when Grace passed: a handler starting after it
 	// gets a cancelled ctx.
 	cancelling bool
+	// settling counts runners storing an outcome (they won the CAS on
+	// their delivery's state under mu); shutdown waits for it to drop to
+	// zero (settled) even when it abandons handlers.
+	settling int
+	settled  sync.Cond // on mu
 
 	// arrivals bounds how long a delivery waited in the client library's
 	// buffer before receive saw it; only receive uses it.
@@ -438,7 +441,30 @@ func (w *worker) drain() {
 	}
 	w.mu.Unlock()
 	w.giveBack(back...)
-	w.settling.Wait()
+	w.mu.Lock()
+	for w.settling > 0 {
+		w.settled.Wait()
+	}
+	w.mu.Unlock()
+}
+
+// settle decides that the runner of d answers the server for it, unless
+// Work's shutdown abandoned d; the runner calls the returned function
+// once it stored the outcome.
+func (w *worker) settle(d *delivery) (done func(), ok bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !d.state.CompareAndSwap(running, settled) {
+		return nil, false
+	}
+	w.settling++
+	return func() {
+		w.mu.Lock()
+		if w.settling--; w.settling == 0 {
+			w.settled.Broadcast()
+		}
+		w.mu.Unlock()
+	}, true
 }
 
 // keep tells the server every AckWait/3 that each live delivery is in
