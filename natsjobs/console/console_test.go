@@ -53,6 +53,19 @@ func setup(t *testing.T, o console.Options) (*natsjobs.Client, *httptest.Server)
 	c.Enqueue(ctx, natsjobs.Job{Queue: "q", ID: "p-1", Payload: []byte(`<script>alert("x")</script>`), Header: map[string]string{"Note": `<img src=x onerror=alert(1)>`}})
 	c.Enqueue(ctx, natsjobs.Job{Queue: "q", ID: "p-2"})
 	c.EnqueueAfter(ctx, natsjobs.Job{Queue: "q", ID: "s-1"}, time.Hour)
+	// The server's count of due jobs may trail the writes by a moment.
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		st, err := c.QueueStats(ctx, "q")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Pending == 2 && st.Scheduled == 1 && st.Dead == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("counts did not settle: %+v", st)
+		}
+	}
 	con, err := console.New(c, o)
 	if err != nil {
 		t.Fatal(err)
