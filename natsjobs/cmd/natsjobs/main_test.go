@@ -16,6 +16,7 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nkeys"
 	"github.com/ttlkit/ttlkit/jobs"
 	"github.com/ttlkit/ttlkit/natsjobs"
 )
@@ -306,4 +307,42 @@ func TestCredentials(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "pending") {
 		t.Errorf("NATS_PASSWORD: %v\n%s", err, out)
 	}
+}
+
+// --nkey signs the server's challenge with an nkey seed from a file.
+func TestNkey(t *testing.T) {
+	user, _ := nkeys.CreateUser()
+	pub, _ := user.PublicKey()
+	seed, _ := user.Seed()
+	other, _ := nkeys.CreateUser()
+	otherSeed, _ := other.Seed()
+	dir := t.TempDir()
+	good, bad := filepath.Join(dir, "user.nk"), filepath.Join(dir, "other.nk")
+	os.WriteFile(good, seed, 0o600)
+	os.WriteFile(bad, otherSeed, 0o600)
+	srv, err := server.NewServer(&server.Options{
+		Host: "127.0.0.1", Port: server.RANDOM_PORT, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true,
+		Nkeys: []*server.NkeyUser{{Nkey: pub}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Start()
+	t.Cleanup(srv.Shutdown)
+	if !srv.ReadyForConnections(10 * time.Second) {
+		t.Fatal("server did not start")
+	}
+	opt, err := nats.NkeyOptionFromSeed(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := natsjobs.Open(context.Background(), natsjobs.Config{URL: srv.ClientURL(), Options: []nats.Option{opt}, Queues: []string{"q"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	u := "--url=" + srv.ClientURL()
+	want(t, 0, []string{`(?m)^q +active `}, u, "--nkey", good, "queues")
+	want(t, 3, []string{`[Aa]uthorization [Vv]iolation`}, u, "--nkey", bad, "queues")
+	want(t, 2, []string{`--nkey`}, u, "--nkey", filepath.Join(dir, "missing.nk"), "queues")
 }
