@@ -130,6 +130,16 @@ func (b *browser) post(form url.Values, hdr map[string]string) (int, string, str
 
 func allowAll(*http.Request, console.Action) bool { return true }
 
+// paused reports whether queue q is paused.
+func paused(t *testing.T, c *natsjobs.Client) bool {
+	t.Helper()
+	st, err := c.QueueStats(context.Background(), "q")
+	if err != nil {
+		t.Fatalf("QueueStats: %v", err)
+	}
+	return st.Paused
+}
+
 func TestReadOnlyByDefault(t *testing.T) {
 	c, srv := setup(t, console.Options{})
 	b := newBrowser(t, srv.URL)
@@ -151,7 +161,7 @@ func TestReadOnlyByDefault(t *testing.T) {
 	if status != http.StatusForbidden {
 		t.Errorf("POST resume on a read-only console: status %d, want 403", status)
 	}
-	if st, _ := c.QueueStats(context.Background(), "q"); !st.Paused {
+	if !paused(t, c) {
 		t.Error("a read-only console resumed the queue")
 	}
 }
@@ -184,7 +194,7 @@ func TestCrossSiteRequestsRefused(t *testing.T) {
 			if status, _, _ := tc.b.post(tc.form, tc.hdr); status != http.StatusForbidden {
 				t.Errorf("status %d, want 403", status)
 			}
-			if st, _ := c.QueueStats(context.Background(), "q"); !st.Paused {
+			if !paused(t, c) {
 				t.Fatal("the refused request resumed the queue")
 			}
 		})
@@ -193,7 +203,7 @@ func TestCrossSiteRequestsRefused(t *testing.T) {
 	if status != http.StatusSeeOther || loc != "?done=q+resumed" {
 		t.Errorf("POST resume: %d to %q, want 303 to ?done=q+resumed", status, loc)
 	}
-	if st, _ := c.QueueStats(context.Background(), "q"); st.Paused {
+	if paused(t, c) {
 		t.Error("the queue is still paused")
 	}
 	if resp, err := http.Get(srv.URL + "/?q=q"); err == nil {
