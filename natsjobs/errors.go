@@ -28,7 +28,9 @@ var (
 	// a bad cron spec or time zone, a time in the past, a bad Config.
 	ErrInvalid = errors.New("natsjobs: invalid argument")
 	// ErrNotFound is returned by Redrive when the queue holds no dead
-	// letter for the ID.
+	// letter for the ID, by Get when it holds no job of the ID, and by
+	// the operations API (List, Get, Pause, Resume, Purge, QueueStats,
+	// RedriveDead, DeleteDead) for a queue the server does not have.
 	ErrNotFound = errors.New("natsjobs: not found")
 	// ErrExists is wrapped by the error of an enqueue under Keep whose ID
 	// the queue holds already: the existing job was kept, nothing stored.

@@ -117,9 +117,10 @@ type Page struct {
 // order they were stored (which for Scheduled is not the order of their
 // times). Pages are read from the server a batch at a time (batched
 // direct reads of the stream, from the cursor on), so that listing holds
-// one page in memory however many jobs the queue has: a page costs two
-// requests, or with a Prefix, one more per 256 jobs read (matching or
-// not) or 4 MiB of them. The split between Pending and Running comes
+// one page in memory however many jobs the queue has. A page costs
+// Limit+2 requests (one read per job, each of constant cost), or with a
+// Prefix, one per 256 jobs read, matching or not, whose cost on the
+// server grows with the queue's size. The split between Pending and Running comes
 // from the server's delivery cursor at the start of the call; a job that
 // moves meanwhile may appear on two pages or on none. A job due within a
 // second may show as Scheduled, Pending or Running as it changes hands.
@@ -160,10 +161,11 @@ func (c *Client) List(ctx context.Context, queue string, o ListOptions) (Page, e
 	}
 	prefix := filter[:len(filter)-1] + o.Prefix
 	var page Page
-	// Without a prefix every message read is on the page: read no more.
+	// Without a prefix every message read is on the page: read them one
+	// at a time (see scanEach); with one, in batches.
 	batch := scanBatch
 	if o.Prefix == "" {
-		batch = o.Limit
+		batch = 1
 	}
 	more, err := c.scan(ctx, stream, filter, from, upTo, batch, func(m *nats.Msg, seq uint64, stored time.Time) bool {
 		if !strings.HasPrefix(m.Subject, prefix) {

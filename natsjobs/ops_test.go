@@ -333,9 +333,14 @@ func TestPurge(t *testing.T) {
 	if err != nil || n != 3 {
 		t.Fatalf("Purge: %d, %v; want 3", n, err)
 	}
-	st, err := c.QueueStats(ctx, "q")
-	if err != nil {
-		t.Fatal(err)
+	var st QueueStats
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+		if st, err = c.QueueStats(ctx, "q"); err != nil {
+			t.Fatal(err)
+		}
+		if st.Scheduled+st.Pending+st.Running == 0 && st.Dead == 1 {
+			break
+		}
 	}
 	if st.Scheduled+st.Pending+st.Running != 0 || st.Dead != 1 {
 		t.Errorf("after Purge: %+v; want no live job and the dead letter", st)

@@ -53,6 +53,19 @@ func setup(t *testing.T, o console.Options) (*natsjobs.Client, *httptest.Server)
 	c.Enqueue(ctx, natsjobs.Job{Queue: "q", ID: "p-1", Payload: []byte(`<script>alert("x")</script>`), Header: map[string]string{"Note": `<img src=x onerror=alert(1)>`}})
 	c.Enqueue(ctx, natsjobs.Job{Queue: "q", ID: "p-2"})
 	c.EnqueueAfter(ctx, natsjobs.Job{Queue: "q", ID: "s-1"}, time.Hour)
+	// The server's count of due jobs may trail the writes by a moment.
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		st, err := c.QueueStats(ctx, "q")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Pending == 2 && st.Scheduled == 1 && st.Dead == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("counts did not settle: %+v", st)
+		}
+	}
 	con, err := console.New(c, o)
 	if err != nil {
 		t.Fatal(err)
@@ -117,6 +130,16 @@ func (b *browser) post(form url.Values, hdr map[string]string) (int, string, str
 
 func allowAll(*http.Request, console.Action) bool { return true }
 
+// paused reports whether queue q is paused.
+func paused(t *testing.T, c *natsjobs.Client) bool {
+	t.Helper()
+	st, err := c.QueueStats(context.Background(), "q")
+	if err != nil {
+		t.Fatalf("QueueStats: %v", err)
+	}
+	return st.Paused
+}
+
 func TestReadOnlyByDefault(t *testing.T) {
 	c, srv := setup(t, console.Options{})
 	b := newBrowser(t, srv.URL)
@@ -138,7 +161,7 @@ func TestReadOnlyByDefault(t *testing.T) {
 	if status != http.StatusForbidden {
 		t.Errorf("POST resume on a read-only console: status %d, want 403", status)
 	}
-	if st, _ := c.QueueStats(context.Background(), "q"); !st.Paused {
+	if !paused(t, c) {
 		t.Error("a read-only console resumed the queue")
 	}
 }
@@ -171,7 +194,7 @@ func TestCrossSiteRequestsRefused(t *testing.T) {
 			if status, _, _ := tc.b.post(tc.form, tc.hdr); status != http.StatusForbidden {
 				t.Errorf("status %d, want 403", status)
 			}
-			if st, _ := c.QueueStats(context.Background(), "q"); !st.Paused {
+			if !paused(t, c) {
 				t.Fatal("the refused request resumed the queue")
 			}
 		})
@@ -180,7 +203,7 @@ func TestCrossSiteRequestsRefused(t *testing.T) {
 	if status != http.StatusSeeOther || loc != "?done=q+resumed" {
 		t.Errorf("POST resume: %d to %q, want 303 to ?done=q+resumed", status, loc)
 	}
-	if st, _ := c.QueueStats(context.Background(), "q"); st.Paused {
+	if paused(t, c) {
 		t.Error("the queue is still paused")
 	}
 	if resp, err := http.Get(srv.URL + "/?q=q"); err == nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nkeys"
 	"github.com/ttlkit/ttlkit/jobs"
 	"github.com/ttlkit/ttlkit/natsjobs"
 )
@@ -81,6 +82,20 @@ func want(t *testing.T, code int, patterns []string, args ...string) result {
 	return r
 }
 
+// settled is want for a count the server may report a moment late: it
+// runs the command until its output matches or 10 s have passed.
+func settled(t *testing.T, pattern string, args ...string) {
+	t.Helper()
+	re := regexp.MustCompile(pattern)
+	var r result
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+		if r = cli(t, args...); r.code == 0 && re.MatchString(r.stdout) {
+			return
+		}
+	}
+	t.Errorf("natsjobs %s: exit code %d, output does not match %q:\n%s%s", strings.Join(args, " "), r.code, pattern, r.stdout, r.stderr)
+}
+
 // server starts an embedded natsjobs server on a loopback port with
 // queues orders and mail: pending p-1 and p-2 (orders is paused), s-1
 // scheduled in an hour, dead letters d-1 and d-2.
@@ -130,6 +145,19 @@ func server_(t *testing.T) (*natsjobs.Client, string) {
 	}
 	if err := c.EnqueueAfter(ctx, natsjobs.Job{Queue: "orders", ID: "s-1"}, time.Hour); err != nil {
 		t.Fatal(err)
+	}
+	// The server's count of due jobs may trail the writes by a moment.
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		st, err := c.QueueStats(ctx, "orders")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Pending == 2 && st.Scheduled == 1 && st.Dead == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("counts did not settle: %+v", st)
+		}
 	}
 	return c, c.URL()
 }
@@ -199,7 +227,7 @@ func TestCommands(t *testing.T) {
 		t.Errorf("dead ls after rm --all: want only the header\n%s", r.stdout)
 	}
 
-	want(t, 0, []string{`(?m)^orders +paused +0 +3 +0 +0 +0 +\S+ +- +- +-$`}, u, "stats", "orders", "--interval", "0")
+	settled(t, `(?m)^orders +paused +0 +3 +0 +0 +0 +\S+ +- +- +-$`, u, "stats", "orders", "--interval", "0")
 	r = want(t, 0, nil, u, "stats", "orders", "mail", "--interval", "100ms", "--json")
 	var st []struct {
 		Queue string         `json:"queue"`
@@ -211,7 +239,7 @@ func TestCommands(t *testing.T) {
 
 	want(t, 2, []string{`purge removes every job of orders that is not dead: add --yes`}, u, "purge", "orders")
 	want(t, 0, []string{`3 removed`}, u, "purge", "orders", "--yes")
-	want(t, 0, []string{`(?m)^orders +paused +0 +0 +0 +0 `}, u, "queues")
+	settled(t, `(?m)^orders +paused +0 +0 +0 +0 `, u, "queues")
 }
 
 func TestUsageErrors(t *testing.T) {
@@ -279,4 +307,42 @@ func TestCredentials(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "pending") {
 		t.Errorf("NATS_PASSWORD: %v\n%s", err, out)
 	}
+}
+
+// --nkey signs the server's challenge with an nkey seed from a file.
+func TestNkey(t *testing.T) {
+	user, _ := nkeys.CreateUser()
+	pub, _ := user.PublicKey()
+	seed, _ := user.Seed()
+	other, _ := nkeys.CreateUser()
+	otherSeed, _ := other.Seed()
+	dir := t.TempDir()
+	good, bad := filepath.Join(dir, "user.nk"), filepath.Join(dir, "other.nk")
+	os.WriteFile(good, seed, 0o600)
+	os.WriteFile(bad, otherSeed, 0o600)
+	srv, err := server.NewServer(&server.Options{
+		Host: "127.0.0.1", Port: server.RANDOM_PORT, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true,
+		Nkeys: []*server.NkeyUser{{Nkey: pub}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Start()
+	t.Cleanup(srv.Shutdown)
+	if !srv.ReadyForConnections(10 * time.Second) {
+		t.Fatal("server did not start")
+	}
+	opt, err := nats.NkeyOptionFromSeed(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := natsjobs.Open(context.Background(), natsjobs.Config{URL: srv.ClientURL(), Options: []nats.Option{opt}, Queues: []string{"q"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	u := "--url=" + srv.ClientURL()
+	want(t, 0, []string{`(?m)^q +active `}, u, "--nkey", good, "queues")
+	want(t, 3, []string{`[Aa]uthorization [Vv]iolation`}, u, "--nkey", bad, "queues")
+	want(t, 2, []string{`--nkey`}, u, "--nkey", filepath.Join(dir, "missing.nk"), "queues")
 }

@@ -20,7 +20,7 @@ import (
 	"github.com/ttlkit/ttlkit/natsjobs/console"
 )
 
-var screenshots = flag.String("screenshots", "", "write the console's screenshots (console.png, console-dead.png) into this directory (the README's: ../../../doc)")
+var screenshots = flag.String("screenshots", "", "write the console's screenshots (console.png, console-dead.png, console-job.png) into this directory (the README's: ../../../doc)")
 
 // chromium finds the browser: $CHROMIUM, or chromium on the PATH (Debian's
 // package). Without it the test skips, except under CI=true, where it fails.
@@ -179,6 +179,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`#job-order-1043 a`)),
 		chromedp.WaitVisible(chromedp.CSS(`#payload`)))
 	payload := text(t, ctx, `#payload`)
+	shot(t, ctx, "console-job.png")
 	if !strings.Contains(payload, `"note": "<script>alert(1)</script>"`) {
 		t.Errorf("payload shown as %q, want the JSON with its <script> text shown, not run", payload)
 	}
