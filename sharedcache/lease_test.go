@@ -1,0 +1,100 @@
+package sharedcache
+
+import "testing"
+
+// awaitAny waits until one of insts reports ev and returns it.
+func awaitAny(t *testing.T, ev string, insts ...*instance) *instance {
+	t.Helper()
+	got := make(chan *instance, len(insts))
+	stop := make(chan struct{})
+	defer close(stop)
+	for _, in := range insts {
+		go func() {
+			for {
+				select {
+				case e := <-in.events:
+					if e == ev {
+						got <- in
+						return
+					}
+				case <-in.exited:
+					return
+				case <-stop:
+					return
+				}
+			}
+		}()
+	}
+	return <-got
+}
+
+// TestLoadOnce: three instances Take one cold key at once; the loader runs
+// on one of them, the two others wait for its write, and all three return
+// its value.
+func TestLoadOnce(t *testing.T) {
+	srv := startTestServer(t)
+	insts := []*instance{
+		startInstance(t, "a", srv.url()),
+		startInstance(t, "b", srv.url()),
+		startInstance(t, "c", srv.url()),
+	}
+	var takes []chan string
+	for _, in := range insts {
+		takes = append(takes, in.send("take cold"))
+	}
+	loader := awaitAny(t, "loading cold", insts...)
+	for _, in := range insts {
+		if in != loader {
+			in.await("waiting cold")
+		}
+	}
+	loader.call("release cold")
+	want := "ok loaded-by-" + loader.name
+	for i, ch := range takes {
+		if got := insts[i].answer(ch); got != want {
+			t.Errorf("%s take = %q, want %q", insts[i].name, got, want)
+		}
+	}
+	var loads, waits uint64
+	for _, in := range insts {
+		s := in.stats()
+		loads += s.Loads
+		waits += s.LeaseWaits
+	}
+	if loads != 1 || waits != 2 {
+		t.Errorf("loads = %d, lease waits = %d across 3 instances, want 1 and 2", loads, waits)
+	}
+}
+
+// TestLeaseholderCrash: the instance holding a cold key's lease is killed
+// while loading; its lease expires (LeaseTTL 1s) and exactly one of the two
+// waiting instances loads the key, the other gets that value.
+func TestLeaseholderCrash(t *testing.T) {
+	srv := startTestServer(t)
+	env := "SHAREDCACHE_LEASE_TTL=1s"
+	a := startInstance(t, "a", srv.url(), env)
+	a.send("take k")
+	a.await("loading k")
+	b := startInstance(t, "b", srv.url(), env)
+	c := startInstance(t, "c", srv.url(), env)
+	tb, tc := b.send("take k"), c.send("take k")
+	b.await("waiting k")
+	c.await("waiting k")
+	if err := a.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	loader := awaitAny(t, "loading k", b, c)
+	loader.call("release k")
+	want := "ok loaded-by-" + loader.name
+	for _, r := range []struct {
+		in *instance
+		ch chan string
+	}{{b, tb}, {c, tc}} {
+		if got := r.in.answer(r.ch); got != want {
+			t.Errorf("%s take = %q, want %q", r.in.name, got, want)
+		}
+	}
+	if loads := b.stats().Loads + c.stats().Loads; loads != 1 {
+		t.Errorf("loads after the crash = %d across b and c, want 1", loads)
+	}
+}
