@@ -67,16 +67,19 @@ func TestLoadOnce(t *testing.T) {
 }
 
 // TestLeaseholderCrash: the instance holding a cold key's lease is killed
-// while loading; its lease expires (LeaseTTL 1s) and exactly one of the two
+// while loading; its lease expires (LeaseTTL 3s) and exactly one of the two
 // waiting instances loads the key, the other gets that value.
 func TestLeaseholderCrash(t *testing.T) {
 	srv := startTestServer(t)
-	env := "SHAREDCACHE_LEASE_TTL=1s"
+	// The waiters must start waiting within LeaseTTL of a's lease, even
+	// on a loaded machine under the race detector: all three are started
+	// first, and the lease is 3s.
+	env := "SHAREDCACHE_LEASE_TTL=3s"
 	a := startInstance(t, "a", srv.url(), env)
-	a.send("take k")
-	a.await("loading k")
 	b := startInstance(t, "b", srv.url(), env)
 	c := startInstance(t, "c", srv.url(), env)
+	a.send("take k")
+	a.await("loading k")
 	tb, tc := b.send("take k"), c.send("take k")
 	b.await("waiting k")
 	c.await("waiting k")
