@@ -59,7 +59,7 @@ func runInstance() int {
 		}
 		return wake[key]
 	}
-	testHookChanged = func(key string, rev uint64) {
+	testHookChanged = func(_ any, key string, rev uint64) {
 		wmu.Lock()
 		if ch := wake[key]; ch != nil {
 			close(ch)

@@ -374,12 +374,12 @@ func (c *Cache[V]) changed(key string, rev uint64) {
 	}
 	c.mu.Unlock()
 	if h := testHookChanged; h != nil {
-		h(key, rev)
+		h(c, key, rev)
 	}
 }
 
 // testHookChanged, when set (by tests, before New), runs after each event.
-var testHookChanged func(key string, rev uint64)
+var testHookChanged func(c any, key string, rev uint64)
 
 func (c *Cache[V]) disconnected() {}
 
