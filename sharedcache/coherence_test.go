@@ -65,12 +65,13 @@ func version(t *testing.T, v string) int {
 // holding the previous value locally, see the new one (woken by the
 // invalidation). It logs the latency from the writer's return to the
 // others' first read of the new value.
-func TestCoherence(t *testing.T) {
-	srv := startTestServer(t)
+func TestCoherence(t *testing.T) { forEachBackend(t, testCoherence) }
+
+func testCoherence(t *testing.T, url string, env []string) {
 	insts := []*instance{
-		startInstance(t, "a", srv.url()),
-		startInstance(t, "b", srv.url()),
-		startInstance(t, "c", srv.url()),
+		startInstance(t, "a", url, env...),
+		startInstance(t, "b", url, env...),
+		startInstance(t, "c", url, env...),
 	}
 	rounds := 150
 	if testing.Short() {

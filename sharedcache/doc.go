@@ -1,7 +1,7 @@
 // Package sharedcache is one cache across many instances of a service:
 // each instance keeps local copies (L1, a ttlkit cache) of values held in a
-// shared store (L2, NATS JetStream key-value), and a write on any instance
-// drops every other instance's copy.
+// shared store (L2: NATS JetStream key-value, or Redis), and a write on any
+// instance drops every other instance's copy.
 //
 //	store, err := sharedcache.NATS(sharedcache.NATSConfig{URL: "nats://10.0.0.5:4222"})
 //	...
@@ -17,19 +17,25 @@
 //
 // With an empty NATSConfig.URL the store starts an embedded nats-server in
 // the process; NATSConfig.Listen lets the other instances connect to it.
+// Redis(RedisConfig{Addr: ...}) is the other store: rueidis with Redis'
+// server-assisted client-side caching (client tracking, broadcast mode on
+// the key prefix) as the invalidation channel.
 //
 // # Guarantees
 //
 //   - Read your writes. When Set or Delete returns nil, every later Get or
 //     Take on the same instance returns that write or a later one.
 //   - Others' copies are dropped. Every write is reported to every
-//     instance by a watch of the bucket (KV watch, keys and revisions
-//     only); an instance drops its copy of the key unless it already holds
-//     that revision or a newer one. On loopback this takes well under 5 ms
-//     after the writer's call returns (TestCoherence, BenchmarkInvalidation).
+//     instance: on NATS by a watch of the bucket (keys and revisions only),
+//     and an instance drops its copy unless it already holds that revision
+//     or a newer one; on Redis by the server's invalidation messages, which
+//     carry no revision, so the copy is dropped. On loopback this takes a
+//     few milliseconds at most after the writer's call returns
+//     (TestCoherence, BenchmarkInvalidation).
 //   - No older copy after a newer one. Copies are stored under one mutex with
 //     the events, and a store read that an event for its key overtook does
-//     not store its copy: an instance never goes back to an older revision.
+//     not store its copy (on Redis: a read that any invalidation of its key
+//     overlapped): an instance never goes back to an older value.
 //   - Load once. Take on a key that the store lacks runs the loader on one
 //     instance, the holder of the key's lease (a key in a second bucket whose
 //     entries expire after Options.LeaseTTL); the others wait for its write,
@@ -42,7 +48,7 @@
 //     without keeping the result. When the connection comes back, every
 //     local copy is dropped before the next read, and none is kept again
 //     until a new watch runs, so nothing written during the outage is
-//     missed (TestStoreRestart).
+//     missed (TestStoreRestart, TestRedisKilled).
 //   - Deadlines are wall-clock times written in the store, so instances
 //     whose clocks disagree disagree about expiry by as much.
 //

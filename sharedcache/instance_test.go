@@ -70,12 +70,27 @@ func runInstance() int {
 	testHookWaiting = func(key string) { say("! waiting %s", key) }
 	testHookResumed = func() { say("! resumed") }
 
-	store, err := NATS(NATSConfig{URL: os.Getenv("SHAREDCACHE_URL"), Bucket: "test"})
+	var store Store
+	var err error
+	if os.Getenv("SHAREDCACHE_STORE") == "redis" {
+		var rs *RedisStore
+		rs, err = Redis(RedisConfig{Addr: os.Getenv("SHAREDCACHE_URL")})
+		if err == nil {
+			defer rs.Close()
+			store = rs
+		}
+	} else {
+		var ns *NATSStore
+		ns, err = NATS(NATSConfig{URL: os.Getenv("SHAREDCACHE_URL"), Bucket: "test"})
+		if err == nil {
+			defer ns.Close()
+			store = ns
+		}
+	}
 	if err != nil {
 		say("! fatal %v", err)
 		return 1
 	}
-	defer store.Close()
 	leaseTTL, _ := time.ParseDuration(os.Getenv("SHAREDCACHE_LEASE_TTL"))
 	ctx := context.Background()
 	c, err := New[string](ctx, store, Options[string]{TTL: time.Hour, LeaseTTL: leaseTTL})

@@ -31,12 +31,13 @@ func awaitAny(t *testing.T, ev string, insts ...*instance) *instance {
 // TestLoadOnce: three instances Take one cold key at once; the loader runs
 // on one of them, the two others wait for its write, and all three return
 // its value.
-func TestLoadOnce(t *testing.T) {
-	srv := startTestServer(t)
+func TestLoadOnce(t *testing.T) { forEachBackend(t, testLoadOnce) }
+
+func testLoadOnce(t *testing.T, url string, env []string) {
 	insts := []*instance{
-		startInstance(t, "a", srv.url()),
-		startInstance(t, "b", srv.url()),
-		startInstance(t, "c", srv.url()),
+		startInstance(t, "a", url, env...),
+		startInstance(t, "b", url, env...),
+		startInstance(t, "c", url, env...),
 	}
 	var takes []chan string
 	for _, in := range insts {
@@ -69,15 +70,16 @@ func TestLoadOnce(t *testing.T) {
 // TestLeaseholderCrash: the instance holding a cold key's lease is killed
 // while loading; its lease expires (LeaseTTL 3s) and exactly one of the two
 // waiting instances loads the key, the other gets that value.
-func TestLeaseholderCrash(t *testing.T) {
-	srv := startTestServer(t)
+func TestLeaseholderCrash(t *testing.T) { forEachBackend(t, testLeaseholderCrash) }
+
+func testLeaseholderCrash(t *testing.T, url string, env []string) {
 	// The waiters must start waiting within LeaseTTL of a's lease, even
 	// on a loaded machine under the race detector: all three are started
 	// first, and the lease is 3s.
-	env := "SHAREDCACHE_LEASE_TTL=3s"
-	a := startInstance(t, "a", srv.url(), env)
-	b := startInstance(t, "b", srv.url(), env)
-	c := startInstance(t, "c", srv.url(), env)
+	env = append(env, "SHAREDCACHE_LEASE_TTL=3s")
+	a := startInstance(t, "a", url, env...)
+	b := startInstance(t, "b", url, env...)
+	c := startInstance(t, "c", url, env...)
 	a.send("take k")
 	a.await("loading k")
 	tb, tc := b.send("take k"), c.send("take k")
