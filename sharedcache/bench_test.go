@@ -1,15 +1,21 @@
 package sharedcache
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"io"
+	"net"
+	"os/exec"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/redis/rueidis"
 	"github.com/ttlkit/ttlkit/cache"
 )
 
@@ -164,4 +170,79 @@ func BenchmarkInvalidation(b *testing.B) {
 	b.ReportMetric(float64(lat[len(lat)/2])/1e3, "p50-µs")
 	b.ReportMetric(float64(lat[len(lat)*99/100])/1e3, "p99-µs")
 	b.ReportMetric(float64(lat[len(lat)-1])/1e3, "max-µs")
+}
+
+// BenchmarkRedisL2Hit compares a read that misses locally and is answered
+// by Redis with a plain rueidis GET of the same record.
+func BenchmarkRedisL2Hit(b *testing.B) {
+	ctx := context.Background()
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		b.Skip("redis-server not installed")
+	}
+	addr := benchRedis(b)
+	st, err := Redis(RedisConfig{Addr: addr})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	c, err := New[string](ctx, st, Options[string]{TTL: time.Hour})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Set(ctx, "k", "value"); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("impl=rueidis-get", func(b *testing.B) {
+		client, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, DisableCache: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer client.Close()
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := client.Do(ctx, client.B().Get().Key(st.dataKey("k")).Build()).AsBytes(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("impl=sharedcache", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			c.l1.Delete("k") // a local miss each time
+			if _, err := c.Get(ctx, "k"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// benchRedis starts a redis-server for a benchmark and returns its address.
+func benchRedis(b *testing.B) string {
+	b.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	_, port, _ := net.SplitHostPort(addr)
+	cmd := exec.Command("redis-server", "--bind", "127.0.0.1", "--port", port, "--save", "", "--appendonly", "no", "--dir", b.TempDir(), "--logfile", "")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		if strings.Contains(sc.Text(), "Ready to accept connections") {
+			go io.Copy(io.Discard, out)
+			return addr
+		}
+	}
+	b.Fatal("redis-server exited before it was ready")
+	return ""
 }
