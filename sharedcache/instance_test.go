@@ -27,6 +27,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -259,6 +260,7 @@ func (in *instance) answer(ch chan string) string {
 	case <-in.exited:
 		in.t.Fatalf("%s exited", in.name)
 	case <-time.After(30 * time.Second):
+		in.cmd.Process.Signal(syscall.SIGQUIT) // its goroutines, on stderr
 		in.t.Fatalf("%s: no answer in 30s", in.name)
 	}
 	return ""

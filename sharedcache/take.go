@@ -72,11 +72,11 @@ func (c *Cache[V]) take(ctx context.Context, key string, load func(context.Conte
 		if found {
 			return e.value()
 		}
+		// A failed lease call (a timeout on a busy server) is not a reason
+		// to load here too: wait and try again, up to LeaseWait. A store
+		// that is down fails the next read at once.
 		release, held, err := c.store.lease(ctx, key)
-		if err != nil {
-			return c.loadAlone(ctx, key, load, false)
-		}
-		if held {
+		if err == nil && held {
 			defer release()
 			return c.loadAlone(ctx, key, load, true)
 		}
