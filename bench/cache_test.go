@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"runtime"
 	"sync/atomic"
@@ -20,20 +21,18 @@ const (
 	traceLen   = 1 << 21   // keys per trace (16 MiB, no pointers)
 
 	readKeys = 100_000 // resident keys of the reads-only workload
-
-	payloadBytes = 16 // a uint64 key and a uint64 value
 )
 
 // cacheShape is the size of a workload; testing.Short shrinks it.
 type cacheShape struct {
-	gsKeys, gsCapacity, readKeys, bytesEntries int
+	gsKeys, gsCapacity, readKeys int
 }
 
 func shape() cacheShape {
 	if testing.Short() {
-		return cacheShape{gsKeys: 1 << 16, gsCapacity: 1 << 13, readKeys: 1 << 13, bytesEntries: 1 << 16}
+		return cacheShape{gsKeys: 1 << 16, gsCapacity: 1 << 13, readKeys: 1 << 13}
 	}
-	return cacheShape{gsKeys: gsKeys, gsCapacity: gsCapacity, readKeys: readKeys, bytesEntries: 1 << 20}
+	return cacheShape{gsKeys: gsKeys, gsCapacity: gsCapacity, readKeys: readKeys}
 }
 
 func mustCache(b *testing.B, im cacheImpl, cfg cacheConfig) ttlCache {
@@ -97,6 +96,59 @@ func BenchmarkCacheGetOrSet(b *testing.B) {
 	}
 }
 
+// BenchmarkCacheSet is Set alone in the shape of BenchmarkCacheGetOrSet:
+// b.RunParallel goroutines set keys of a Zipf (s=1.01) or uniform trace
+// over 1M keys into a cache of capacity 100k with a TTL of an hour, warmed
+// the same way; a Set of a resident key overwrites it, of another inserts
+// it and evicts. Reports ns/op, cpu-ns/op (the work a cache hands to its
+// own goroutines included) and allocs. ristretto may drop Sets its buffers
+// cannot take; go-cache is left out (no capacity).
+func BenchmarkCacheSet(b *testing.B) {
+	sh := shape()
+	for _, dist := range []string{"zipf", "uniform"} {
+		trace := cachedTrace(dist, sh.gsKeys, traceLen, 1)
+		warm := cachedTrace(dist, sh.gsKeys, 4*sh.gsCapacity, 2)
+		b.Run("dist="+dist, func(b *testing.B) {
+			for _, im := range cacheImpls {
+				if !im.bounded {
+					continue
+				}
+				var c ttlCache
+				rng := rand.New(rand.NewPCG(8, 9))
+				b.Run("impl="+im.name, func(b *testing.B) {
+					if c == nil {
+						c = mustCache(b, im, cacheConfig{capacity: sh.gsCapacity, ttl: longTTL, keys: sh.gsKeys})
+						for _, k := range warm {
+							c.Set(k, k)
+						}
+						c.Sync()
+						runtime.GC()
+					}
+					b.ReportAllocs()
+					runSets(b, c, trace, rng)
+				})
+				closeCache(c)
+			}
+		})
+	}
+}
+
+func runSets(b *testing.B, c ttlCache, trace []uint64, rng *rand.Rand) {
+	starts := parallelStarts(rng, len(trace))
+	mask := uint64(len(trace) - 1)
+	var id atomic.Uint64
+	m := harness.Start(b, c.Sync)
+	b.RunParallel(func(pb *testing.PB) {
+		i := starts[(id.Add(1)-1)%uint64(len(starts))]
+		for pb.Next() {
+			k := trace[i]
+			i = (i + 1) & mask
+			c.Set(k, k)
+		}
+	})
+	m.Stop()
+}
+
 // parallelStarts returns start positions in a trace for the goroutines of
 // one RunParallel call, drawn from rng so that consecutive runs do not
 // replay the same stretch of the trace.
@@ -135,32 +187,41 @@ func runGetOrSet(b *testing.B, c ttlCache, trace []uint64, rng *rand.Rand) (hits
 
 // BenchmarkCacheReads: Get only, from b.RunParallel goroutines, over 100k
 // resident keys (capacity 200k, so no bounded cache needs to evict), keys
-// from a Zipf or a uniform trace. Every Get should hit; "hit%" shows it
-// (ristretto may drop or refuse a Set, so it is loaded until every key is
-// present or five rounds have passed).
+// from a Zipf or a uniform trace; with Zipf keys also from 8 goroutines
+// (b.SetParallelism) on the 2 processors, where readers of the same hot
+// keys contend. Every Get should hit; "hit%" shows it (ristretto may drop
+// or refuse a Set, so it is loaded until every key is present or five
+// rounds have passed).
 func BenchmarkCacheReads(b *testing.B) {
 	sh := shape()
 	for _, dist := range []string{"zipf", "uniform"} {
 		trace := cachedTrace(dist, sh.readKeys, traceLen, 5)
-		b.Run("dist="+dist, func(b *testing.B) {
-			for _, im := range cacheImpls {
-				var c ttlCache
-				rng := rand.New(rand.NewPCG(6, 7))
-				b.Run("impl="+im.name, func(b *testing.B) {
-					if c == nil {
-						c = mustCache(b, im, cacheConfig{capacity: 2 * sh.readKeys, ttl: longTTL, keys: sh.readKeys})
-						loadAll(c, sh.readKeys)
-						runtime.GC()
-					}
-					b.ReportAllocs()
-					hits, ops := runReads(b, c, trace, rng)
-					if ops > 0 {
-						b.ReportMetric(100*float64(hits)/float64(ops), "hit%")
-					}
-				})
-				closeCache(c)
-			}
-		})
+		goroutines := []int{2}
+		if dist == "zipf" {
+			goroutines = []int{2, 8}
+		}
+		for _, g := range goroutines {
+			b.Run(fmt.Sprintf("dist=%s/goroutines=%d", dist, g), func(b *testing.B) {
+				for _, im := range cacheImpls {
+					var c ttlCache
+					rng := rand.New(rand.NewPCG(6, 7))
+					b.Run("impl="+im.name, func(b *testing.B) {
+						if c == nil {
+							c = mustCache(b, im, cacheConfig{capacity: 2 * sh.readKeys, ttl: longTTL, keys: sh.readKeys})
+							loadAll(c, sh.readKeys)
+							runtime.GC()
+						}
+						b.ReportAllocs()
+						b.SetParallelism(max(g/runtime.GOMAXPROCS(0), 1))
+						hits, ops := runReads(b, c, trace, rng)
+						if ops > 0 {
+							b.ReportMetric(100*float64(hits)/float64(ops), "hit%")
+						}
+					})
+					closeCache(c)
+				}
+			})
+		}
 	}
 }
 
@@ -210,46 +271,4 @@ func runReads(b *testing.B, c ttlCache, trace []uint64, rng *rand.Rand) (hits, o
 	})
 	m.Stop()
 	return totalHits.Load(), totalOps.Load()
-}
-
-// BenchmarkCacheBytesPerEntry reports the heap one cache holds per entry
-// after being built with capacity N and filled with N entries (N = 1M,
-// 64Ki under -short) with a TTL of an hour: HeapInuse growth across
-// building and filling, after full collections, divided by the number of
-// keys that hit afterwards ("held"), minus the 16 bytes of key and value
-// payload ("B/entry"). For string-keyed caches the key bytes are pre-built
-// outside the measurement; what they hold per entry is a 16-byte string
-// header and an 8-byte boxed value, so 16 bytes are subtracted from them
-// too. One round per process; reports no ns/op.
-func BenchmarkCacheBytesPerEntry(b *testing.B) {
-	n := shape().bytesEntries
-	namesFor(n) // built outside the measurement
-	for _, im := range cacheImpls {
-		b.Run("impl="+im.name, func(b *testing.B) {
-			reportOneShot(b, func() map[string]float64 {
-				var c ttlCache
-				total := harness.HeapPerItem(1, func() {
-					c = mustCache(b, im, cacheConfig{capacity: n, ttl: longTTL, keys: n})
-					for k := range uint64(n) {
-						c.Set(k, k)
-					}
-					c.Sync()
-				})
-				held := 0
-				for k := range uint64(n) {
-					if _, ok := c.Get(k); ok {
-						held++
-					}
-				}
-				closeCache(c)
-				if held == 0 {
-					b.Fatalf("%s holds no entry after %d Sets", im.name, n)
-				}
-				return map[string]float64{
-					"B/entry": total/float64(held) - payloadBytes,
-					"held":    float64(held),
-				}
-			})
-		})
-	}
 }

@@ -6,15 +6,16 @@ require (
 	github.com/Yiling-J/theine-go v0.6.3
 	github.com/dgraph-io/ristretto/v2 v2.4.2
 	github.com/go-co-op/gocron/v2 v2.21.2
+	github.com/hashicorp/golang-lru/arc/v2 v2.0.7
 	github.com/hashicorp/golang-lru/v2 v2.0.7
 	github.com/jellydator/ttlcache/v3 v3.4.1
+	github.com/klauspost/compress v1.18.6
 	github.com/maypok86/otter/v2 v2.4.0
 	github.com/patrickmn/go-cache v2.1.0+incompatible
 	github.com/robfig/cron/v3 v3.0.1
+	github.com/ulikunitz/xz v0.5.17
 	github.com/zeromicro/go-zero v1.10.3
 )
-
-require github.com/robfig/cron/v3 v3.0.1 // indirect
 
 require (
 	github.com/google/uuid v1.6.0 // indirect

@@ -262,3 +262,44 @@ func TestRatioVariants(t *testing.T) {
 		})
 	}
 }
+
+// TestHTTPIdleCloses: BenchmarkHTTPIdle's servers that have an idle
+// timeout close every idle keep-alive connection, none before the
+// timeout, and all three answer keep-alive requests.
+func TestHTTPIdleCloses(t *testing.T) {
+	for _, im := range httpIdleImpls {
+		t.Run(im.name, func(t *testing.T) {
+			if im.name != "bare" {
+				addr, stop, err := startHTTPIdle(im, httpIdleTimeout)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rep, err := httpCloseRound(addr, 20)
+				stop()
+				if err != nil {
+					t.Fatalf("close round: %v", err)
+				}
+				if rep.early != 0 || len(rep.toEOF) != 20 {
+					t.Errorf("%d of %d closed before the timeout, want 0 of 20", rep.early, len(rep.toEOF))
+				}
+			}
+			addr, stop, err := startHTTPIdle(im, time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer stop()
+			clients, err := dialHTTPClients(addr, 4)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range 12 {
+				if err := clients[i%4].roundTrip(); err != nil {
+					t.Fatalf("request %d: %v", i, err)
+				}
+			}
+			for _, h := range clients {
+				h.c.Close()
+			}
+		})
+	}
+}

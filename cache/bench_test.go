@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"context"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -220,5 +221,46 @@ func BenchmarkMassExpiry(b *testing.B) {
 		b.ReportMetric(float64(lat[len(lat)-1].Nanoseconds()), "max-ns")
 		c.Close()
 		b.StartTimer()
+	}
+}
+
+// BenchmarkGetLoading is BenchmarkGet's Single and Parallel hits on caches
+// with the loading features that act on reads: ExpireAfterAccess (a read
+// moves the deadline at most once per Resolution) and RefreshAfter (no
+// entry due: the check only).
+func BenchmarkGetLoading(b *testing.B) {
+	const keys = 1 << 12
+	load := func(_ context.Context, k uint64) (Loaded[uint64], error) { return Loaded[uint64]{Value: k}, nil }
+	for _, tc := range []struct {
+		name string
+		opts Options[uint64, uint64]
+	}{
+		{"Sliding", Options[uint64, uint64]{TTL: time.Hour, ExpireAfterAccess: true}},
+		{"Refresh", Options[uint64, uint64]{TTL: time.Hour, RefreshAfter: 30 * time.Minute, Loader: load}},
+	} {
+		c, err := New(tc.opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { c.Close() })
+		for k := range uint64(keys) {
+			c.Set(k, k)
+		}
+		b.Run(tc.name+"/Parallel", func(b *testing.B) {
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				x := newXorshift()
+				for pb.Next() {
+					c.Get(x.next() & (keys - 1))
+				}
+			})
+		})
+		b.Run(tc.name+"/Single", func(b *testing.B) {
+			b.ReportAllocs()
+			x := newXorshift()
+			for b.Loop() {
+				c.Get(x.next() & (keys - 1))
+			}
+		})
 	}
 }

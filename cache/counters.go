@@ -124,3 +124,20 @@ func (set *stripes) addTo(hits, misses uint64) (uint64, uint64) {
 	}
 	return hits, misses
 }
+
+// loadCounters are the counters of the loading features that shards do
+// not keep. Loads are rare next to reads, so plain atomics do.
+type loadCounters struct {
+	waits, notFoundHits, loadsNotFound, bulkLoads atomic.Uint64
+	refreshes, refreshErrors                      atomic.Uint64
+}
+
+// addTo adds the counters to st.
+func (l *loadCounters) addTo(st *Stats) {
+	st.Waits = l.waits.Load()
+	st.NotFoundHits = l.notFoundHits.Load()
+	st.LoadsNotFound = l.loadsNotFound.Load()
+	st.BulkLoads = l.bulkLoads.Load()
+	st.Refreshes = l.refreshes.Load()
+	st.RefreshErrors = l.refreshErrors.Load()
+}

@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -44,10 +45,11 @@ type Options[K comparable, V any] struct {
 	TTL time.Duration
 
 	// Limit is the maximum number of entries. When an insertion would
-	// exceed it, one entry is evicted (reason Evicted, or Expired for an
-	// entry whose deadline has passed) in the CLOCK approximation of LRU
+	// exceed it, one entry is evicted first (reason Evicted, or Expired for
+	// an entry whose deadline has passed), chosen by the W-TinyLFU policy
 	// described in the package documentation. The total never exceeds
-	// Limit. 0 means unbounded; a negative Limit is an error.
+	// Limit, at any instant. 0 means unbounded; a negative Limit is an
+	// error.
 	Limit int
 
 	// Jitter spreads expiry: each TTL, whether from TTL or from a per-call
@@ -93,6 +95,61 @@ type Options[K comparable, V any] struct {
 	// that ran OnEvict, and must not panic itself. nil means the default:
 	// log the panic and its stack with log/slog at error level.
 	OnPanic func(Panic[K, V])
+
+	// Loader loads the value of a key that has no live entry, for Load,
+	// for LoadAll when BulkLoader is nil, and for refreshes. It runs on the
+	// goroutine of the caller that starts the load (a refresh: on a
+	// goroutine the cache owns), once per key however many callers wait,
+	// with that caller's context (a refresh: one that Close cancels). See
+	// Loaded for what it returns. Optional: without Loader and BulkLoader,
+	// Load and LoadAll return ErrNoLoader.
+	Loader func(ctx context.Context, key K) (Loaded[V], error)
+
+	// BulkLoader loads many keys in one call, for LoadAll (and for Load
+	// and refreshes when Loader is nil, with one key). keys holds distinct
+	// keys, none with a live entry or a load in flight. A key missing from
+	// the result is not found when the error is nil, and fails with the
+	// error otherwise; a Loaded with Err set fails that key alone.
+	// Optional.
+	BulkLoader func(ctx context.Context, keys []K) (map[K]Loaded[V], error)
+
+	// RefreshAfter, when positive, makes a read of an entry whose age has
+	// reached RefreshAfter start a reload in the background, once per key,
+	// while readers keep the current value (refresh-after-write). The age
+	// is read from the deadline: TTL minus the time left, which is exact
+	// for entries written with TTL and no Jitter. An entry with its own,
+	// shorter TTL (from Loaded.TTL, SetWithExpire or TakeWithExpire)
+	// counts as older by the difference. A failed reload keeps the old
+	// value until its deadline and is counted in Stats.RefreshErrors and
+	// reported to OnRefreshError. It must be less than TTL, needs Loader
+	// or BulkLoader, and excludes ExpireAfterAccess. 0 means no refresh.
+	RefreshAfter time.Duration
+
+	// NotFoundTTL is how long a load that found nothing (Loaded.NotFound,
+	// or a key a BulkLoader left out) is remembered: Load then returns
+	// ErrNotFound without calling the loader, and Stats.NotFoundHits
+	// counts it. Not-found entries are kept apart from values: Get, Len
+	// and All never see them, they do not count towards Limit (they have
+	// a Limit of their own, the same number), and a Set, Delete or load
+	// of a value for the key forgets them. 0 means not-found results are
+	// not remembered unless Loaded.TTL says so; negative is an error.
+	NotFoundTTL time.Duration
+
+	// ExpireAfterAccess makes TTL sliding: a read that is a use (Get, a
+	// hit of Take, Load or LoadAll, GetOrSet finding a value) moves the
+	// entry's deadline to TTL after the read, so an entry expires TTL
+	// after it was last read or written. Reads move the deadline without
+	// a lock, and only when it moves by at least Resolution, so an entry
+	// read at t expires in (t+TTL-Resolution, t+TTL]. Writes with their
+	// own ttl set the first deadline; reads extend by TTL, without
+	// Jitter.
+	ExpireAfterAccess bool
+
+	// OnRefreshError, when not nil, hears of every background reload that
+	// failed (returned an error, panicked or exited its goroutine), on the
+	// goroutine that ran it, after the cache kept the old value. A panic
+	// in it is recovered and reported to OnPanic.
+	OnRefreshError func(RefreshError[K, V])
 }
 
 // validate checks o and fills in defaults.
@@ -111,6 +168,18 @@ func (o *Options[K, V]) validate() error {
 		o.Resolution = min(max(o.TTL/100, minResolution), maxResolution)
 	}
 	o.Resolution = min(o.Resolution, maxWheelInterval)
+	switch {
+	case o.RefreshAfter < 0:
+		return fmt.Errorf("%w: RefreshAfter %v, want >= 0", ErrOptions, o.RefreshAfter)
+	case o.RefreshAfter > 0 && o.RefreshAfter >= o.TTL:
+		return fmt.Errorf("%w: RefreshAfter %v, want less than TTL %v", ErrOptions, o.RefreshAfter, o.TTL)
+	case o.RefreshAfter > 0 && o.Loader == nil && o.BulkLoader == nil:
+		return fmt.Errorf("%w: RefreshAfter needs Loader or BulkLoader", ErrOptions)
+	case o.RefreshAfter > 0 && o.ExpireAfterAccess:
+		return fmt.Errorf("%w: RefreshAfter and ExpireAfterAccess together: reads keep a sliding entry young, so it would never refresh", ErrOptions)
+	case o.NotFoundTTL < 0:
+		return fmt.Errorf("%w: NotFoundTTL %v, want >= 0", ErrOptions, o.NotFoundTTL)
+	}
 	return nil
 }
 
@@ -152,22 +221,49 @@ type Event[K comparable, V any] struct {
 
 // Stats are the cache's counters since New. They are pulled, never pushed:
 // call Cache.Stats.
+//
+// Every lookup (Get, GetOrSet, and each key of Take, Load and LoadAll)
+// counts once, as a hit or a miss, so HitRatio is the share of lookups
+// served without a load of their own. A lookup that finds nothing and
+// waits for a load another caller started counts as a hit when that load
+// yields a value or a not-found answer, and as a miss when it fails; it
+// also counts in Waits. So 50 concurrent Takes of one cold key read as 1
+// miss and 49 hits (HitRatio 0.98, one load), as go-zero counts them.
 type Stats struct {
-	Hits   uint64 // Get or Take found a live entry
-	Misses uint64 // Get or Take found none (Take then loads or waits)
+	Hits   uint64 // lookups served without a load of their own (see above)
+	Misses uint64 // lookups that found nothing and loaded, or failed
+	// Waits counts lookups that waited for another caller's load (or
+	// refresh) of their key; they are in Hits or Misses as well.
+	Waits uint64
+	// NotFoundHits counts lookups of Load and LoadAll answered by a
+	// remembered not-found result (see Options.NotFoundTTL), without a
+	// load; they are in Hits as well.
+	NotFoundHits uint64
 	// Sets counts values stored: by Set, SetWithExpire (ttl > 0),
 	// SetIfAbsent and GetOrSet when they store, and Take storing what it
 	// fetched. Writes that store nothing (after Close, or of a key not
 	// equal to itself) are not counted.
-	Sets  uint64
-	Loads uint64 // fetch functions run by Take and its variants
-	// LoadErrors counts fetches that returned an error, panicked or exited
-	// the goroutine; none of them is cached.
+	Sets uint64
+	// Loads counts keys loaded, by Take's fetch, Loader or BulkLoader
+	// (refreshes included), each when its load ended.
+	Loads uint64
+	// LoadErrors counts the loads of Loads that failed: an error, a panic
+	// or a runtime.Goexit. No error is cached.
 	LoadErrors uint64
-	// LoadTime is how long the fetches ran, each counted when it ended
-	// (returned, panicked or exited the goroutine): LoadTime.Count is
-	// Loads. A waiter's wait is not counted.
+	// LoadsNotFound counts the loads of Loads that found nothing
+	// (Loaded.NotFound, or a key a BulkLoader left out).
+	LoadsNotFound uint64
+	// BulkLoads counts BulkLoader calls; each loads one or more keys.
+	BulkLoads uint64
+	// LoadTime is how long loader calls ran, each counted when it ended
+	// (returned, panicked or exited the goroutine). A BulkLoader call
+	// counts once however many keys it loaded, so LoadTime.Count is Loads
+	// when no BulkLoader runs. A waiter's wait is not counted.
 	LoadTime Durations
+	// Refreshes counts background reloads (RefreshAfter, Refresh) that
+	// ended; they are in Loads as well. RefreshErrors counts those that
+	// failed and kept the old value.
+	Refreshes, RefreshErrors uint64
 
 	Expired  uint64 // entries removed because their deadline passed
 	Evicted  uint64 // entries removed to respect Limit

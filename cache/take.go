@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"time"
 )
 
@@ -31,13 +30,17 @@ func (e *PanicError) Unwrap() error {
 	return err
 }
 
-// call is one load in flight. val and err are written before done is
+// call is one load, refresh or Compute of a key in flight, registered in
+// its shard's calls. val, err and notFound are written before done is
 // closed and read after.
 type call[V any] struct {
-	done  chan struct{}
-	val   V
-	err   error
-	stale bool // a Set or Delete of the key overtook the load; guarded by the shard lock
+	done     chan struct{}
+	val      V
+	err      error
+	notFound bool // the loader found nothing (err is nil)
+	stale    bool // a Set or Delete of the key overtook the load; guarded by the shard lock
+	refresh  bool // a background reload of a live entry (set before registration)
+	compute  bool // a Compute: waiters look the key up again (set before registration)
 }
 
 // Take returns the value stored for key if there is a live one; otherwise
@@ -76,109 +79,14 @@ func (c *Cache[K, V]) TakeCtxWithExpire(ctx context.Context, key K, ttl time.Dur
 	return c.c.take(ctx, key, ttl, fetch)
 }
 
+// take is Take's load-through: fetch's value is kept for ttl, or returned
+// without being kept when ttl <= 0.
 func (c *cache[K, V]) take(ctx context.Context, key K, ttl time.Duration, fetch func(context.Context) (V, error)) (V, error) {
-	h := c.hash(key)
-	// Fast path: a live entry, without the lock.
-	if v, _, ok := c.lookup(key, h, true); ok {
-		c.reads.hit()
-		return v, nil
+	if ttl <= 0 {
+		ttl = -1
 	}
-
-	s := c.shardFor(h)
-	var zero V
-	if c.unstorable(key) {
-		// No later Take could find this load, nor the entry it would
-		// store: load for this caller alone, store nothing.
-		select {
-		case <-c.closed:
-			return zero, ErrClosed
-		default:
-		}
-		c.reads.miss()
-		return c.load(ctx, s, key, h, ttl, &call[V]{done: make(chan struct{}), stale: true}, fetch)
-	}
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return zero, ErrClosed
-	}
-	if n := s.tab.Get(key, h); n != nil && n.deadline() > c.now() {
-		// Stored since the lookup.
-		v := *n.val.Load()
-		s.mu.Unlock()
-		c.reads.hit()
-		return v, nil
-	}
-	c.reads.miss()
-	if cl := s.calls[key]; cl != nil {
-		s.mu.Unlock()
-		select {
-		case <-cl.done:
-			return cl.val, cl.err
-		case <-ctx.Done():
-			return zero, ctx.Err()
-		}
-	}
-	cl := &call[V]{done: make(chan struct{})}
-	s.startCallLocked(key, cl)
-	s.mu.Unlock()
-	return c.load(ctx, s, key, h, ttl, cl, fetch)
-}
-
-// load runs fetch for the waiters of cl, stores a successful result, and
-// releases the waiters whether fetch returns, panics or exits.
-func (c *cache[K, V]) load(ctx context.Context, s *shard[K, V], key K, h uint64, ttl time.Duration, cl *call[V], fetch func(context.Context) (V, error)) (val V, err error) {
-	begin := c.now() // for Stats.LoadTime
-	returned := false
-	var perr *PanicError
-	defer func() {
-		if !returned && perr == nil {
-			err = errGoexit
-		}
-		if perr != nil {
-			err = perr
-		}
-		c.complete(s, key, h, ttl, cl, val, err, begin)
-		if perr != nil {
-			panic(perr)
-		}
-	}()
-	func() {
-		defer func() {
-			if !returned {
-				if r := recover(); r != nil {
-					perr = &PanicError{Value: r, Stack: debug.Stack()}
-				}
-			}
-		}()
-		val, err = fetch(ctx)
-		returned = true
-	}()
-	return val, err
-}
-
-// complete stores a successful, not overtaken load, counts it (begin is
-// when fetch was called), and wakes its waiters.
-func (c *cache[K, V]) complete(s *shard[K, V], key K, h uint64, ttl time.Duration, cl *call[V], val V, err error, begin int64) {
-	var p pending[K, V]
-	now := c.now()
-	var deadline int64
-	if err == nil && ttl > 0 {
-		deadline = now + c.lifetime(ttl)
-	}
-	s.mu.Lock()
-	if !cl.stale {
-		s.endCallLocked(key)
-	}
-	s.loads++
-	s.loadTime.Observe(time.Duration(now - begin))
-	if err != nil {
-		s.loadErrors++
-	} else if !cl.stale && !s.closed && deadline > 0 {
-		s.setLocked(key, h, val, now, deadline, &p)
-	}
-	s.mu.Unlock()
-	cl.val, cl.err = val, err
-	close(cl.done)
-	c.finish(&p)
+	return c.obtain(ctx, key, func(ctx context.Context) (Loaded[V], error) {
+		v, err := fetch(ctx)
+		return Loaded[V]{Value: v, TTL: ttl}, err
+	})
 }

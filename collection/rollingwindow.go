@@ -41,7 +41,7 @@ type (
 	// bucket leaves the window size intervals after it began, and is reset
 	// before it is used again.
 	RollingWindow[T Numerical, B BucketInterface[T]] struct {
-		mu            sync.RWMutex
+		lk            windowLock
 		buckets       []B
 		interval      time.Duration
 		start         time.Time // origin of the intervals; carries a monotonic reading
@@ -71,6 +71,7 @@ func NewRollingWindow[T Numerical, B BucketInterface[T]](newBucket func() B, siz
 		interval: interval,
 		start:    time.Now(),
 	}
+	rw.lk.cond.L = &rw.lk.mu
 	for i := range rw.buckets {
 		rw.buckets[i] = newBucket()
 	}
@@ -92,8 +93,8 @@ func IgnoreCurrentBucket[T Numerical, B BucketInterface[T]]() RollingWindowOptio
 // the buckets of the intervals that passed since the last Add. It reads
 // the clock once. O(1), or O(size) after an idle period.
 func (rw *RollingWindow[T, B]) Add(v T) {
-	rw.mu.Lock()
-	defer rw.mu.Unlock()
+	rw.lk.lock()
+	defer rw.lk.unlock()
 	now := rw.now()
 	if passed := now - rw.at; passed > 0 {
 		n := len(rw.buckets)
@@ -113,11 +114,15 @@ func (rw *RollingWindow[T, B]) Add(v T) {
 // buckets, and none once the last Add is size intervals old. A bucket of
 // an earlier interval in which nothing was added is passed, empty. O(size).
 //
-// fn runs with the window's read lock held: it must not call Add (that
-// waits for the lock forever) and must not keep B past its return.
+// Reduce calls run side by side, and Add waits for those running. So fn
+// may call Reduce (on this window or another), but must not call Add on
+// this window, directly or through a goroutine it waits for: that Add
+// would wait for fn's own Reduce to return, for ever. fn must not keep B
+// past its return. B's Add and Reset run under the window's lock and must
+// not call the window at all.
 func (rw *RollingWindow[T, B]) Reduce(fn func(b B)) {
-	rw.mu.RLock()
-	defer rw.mu.RUnlock()
+	rw.lk.rlock()
+	defer rw.lk.runlock()
 	n := int64(len(rw.buckets))
 	span := rw.now() - rw.at // intervals since the last Add's
 	count := n - span        // buckets of the window that Add has filled
@@ -129,6 +134,57 @@ func (rw *RollingWindow[T, B]) Reduce(fn func(b B)) {
 		// one the window has moved past.
 		fn(rw.buckets[(int64(rw.cur)+span+1+i)%n])
 	}
+}
+
+// windowLock is a RollingWindow's lock: Add holds it alone, Reduce calls
+// share it. Unlike a sync.RWMutex, a Reduce never waits behind an Add
+// while another Reduce runs, which would deadlock a Reduce called from a
+// Reduce's fn (issue 20 item 8): it joins the running ones. A Reduce
+// that finds none running cannot be nested, and lets waiting Adds go
+// first, so an Add waits only while Reduce calls overlap without a gap.
+type windowLock struct {
+	mu      sync.Mutex // held by Add while it changes the window
+	cond    sync.Cond  // on mu: Add waits for readers, Reduce for writers
+	readers int        // Reduce calls running; guarded by mu
+	writers int        // Add calls waiting for readers to end; guarded by mu
+}
+
+// lock waits for the running Reduce calls to end and returns with mu
+// held, shutting out Reduce calls until unlock.
+func (l *windowLock) lock() {
+	l.mu.Lock()
+	if l.readers == 0 {
+		return
+	}
+	l.writers++
+	for l.readers > 0 {
+		l.cond.Wait()
+	}
+	if l.writers--; l.writers == 0 {
+		l.cond.Broadcast() // Reduce calls held back for the writers
+	}
+}
+
+func (l *windowLock) unlock() { l.mu.Unlock() }
+
+// rlock counts a Reduce in: at once if others run, otherwise once no Add
+// waits.
+func (l *windowLock) rlock() {
+	l.mu.Lock()
+	for l.readers == 0 && l.writers > 0 {
+		l.cond.Wait()
+	}
+	l.readers++
+	l.mu.Unlock()
+}
+
+// runlock counts a Reduce out, waking the waiting Adds after the last.
+func (l *windowLock) runlock() {
+	l.mu.Lock()
+	if l.readers--; l.readers == 0 && l.writers > 0 {
+		l.cond.Broadcast()
+	}
+	l.mu.Unlock()
 }
 
 // now returns the current interval, counted from rw.start.

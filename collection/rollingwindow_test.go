@@ -3,7 +3,9 @@ package collection
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -151,5 +153,105 @@ func TestRollingWindowLongIdle(t *testing.T) {
 		if want := []string{"0/0", "0/0", "5/1"}; !slices.Equal(got, want) {
 			t.Errorf("Reduce after an Add that ends the idle period passed %v, want %v", got, want)
 		}
+	})
+}
+
+// TestRollingWindowNestedReduceWhileAddWaits pins issue 20 item 8: the
+// window was a sync.RWMutex, and a Reduce called from a Reduce's fn took
+// the read lock a second time; with an Add waiting for the write lock in
+// between, that second read lock waited behind the Add, which waited for
+// the outer Reduce: a deadlock. A nested Reduce now joins the running one;
+// the Add still waits for both, and then goes on.
+func TestRollingWindowNestedReduceWhileAddWaits(t *testing.T) {
+	rw := NewRollingWindow(func() *Bucket[int] { return new(Bucket[int]) }, 3, time.Hour)
+	rw.Add(1)
+	added := make(chan struct{})
+	done := make(chan int64)
+	go func() {
+		var inner int64
+		nested := false
+		rw.Reduce(func(*Bucket[int]) {
+			if nested {
+				return
+			}
+			nested = true
+			go func() {
+				rw.Add(2)
+				close(added)
+			}()
+			if !waitBlocked("RollingWindow[...]).Add(") {
+				t.Error("the Add did not block within 10s: the test proves nothing")
+			}
+			rw.Reduce(func(b *Bucket[int]) { inner += b.Count })
+		})
+		done <- inner
+	}()
+	select {
+	case inner := <-done:
+		if inner != 1 {
+			t.Errorf("the nested Reduce counted %d values, want 1 (the Add waits for the outer Reduce)", inner)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a Reduce called from a Reduce's fn blocked while an Add waited: deadlock")
+	}
+	<-added
+	var n int64
+	rw.Reduce(func(b *Bucket[int]) { n += b.Count })
+	if n != 2 {
+		t.Errorf("Reduce after the Add counted %d values, want 2", n)
+	}
+}
+
+// waitBlocked reports whether a goroutine whose stack holds a call of fn
+// is blocked (neither running nor runnable), polling for up to 10 seconds.
+func waitBlocked(fn string) bool {
+	deadline := time.Now().Add(10 * time.Second)
+	buf := make([]byte, 1<<20)
+	for time.Now().Before(deadline) {
+		n := runtime.Stack(buf, true)
+		for _, g := range strings.Split(string(buf[:n]), "\n\n") {
+			header, _, _ := strings.Cut(g, "\n")
+			if strings.Contains(g, fn) && !strings.Contains(header, "[running]") && !strings.Contains(header, "[runnable]") {
+				return true
+			}
+		}
+		runtime.Gosched()
+	}
+	return false
+}
+
+// BenchmarkRollingWindow: Add, Reduce over 10 buckets, and both from every
+// processor at once (one Reduce per Add, as a circuit breaker does per
+// request).
+func BenchmarkRollingWindow(b *testing.B) {
+	newWindow := func() *RollingWindow[int, *Bucket[int]] {
+		return NewRollingWindow(func() *Bucket[int] { return new(Bucket[int]) }, 10, time.Hour)
+	}
+	b.Run("Add", func(b *testing.B) {
+		rw := newWindow()
+		b.ReportAllocs()
+		for b.Loop() {
+			rw.Add(1)
+		}
+	})
+	b.Run("Reduce", func(b *testing.B) {
+		rw := newWindow()
+		rw.Add(1)
+		var n int64
+		b.ReportAllocs()
+		for b.Loop() {
+			rw.Reduce(func(b *Bucket[int]) { n += b.Count })
+		}
+	})
+	b.Run("AddReduceParallel", func(b *testing.B) {
+		rw := newWindow()
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			var n int64
+			for pb.Next() {
+				rw.Add(1)
+				rw.Reduce(func(b *Bucket[int]) { n += b.Count })
+			}
+		})
 	})
 }

@@ -335,7 +335,7 @@ func (c *Conn) CloseWrite() error {
 // runtime the wrapped socket's file descriptor, so os.File's sendfile and
 // splice (io.Copy between a file and c, either way) cannot move bytes past
 // idle tracking: they go through ReadFrom and Read instead, and a file
-// copied to c still goes out by sendfile, 64 KiB per call.
+// copied to c still goes out by sendfile.
 func (c *Conn) SyscallConn() (syscall.RawConn, error) {
 	sc, ok := c.inner.(syscall.Conn)
 	if !ok {
@@ -383,10 +383,13 @@ func (c *Conn) unsupported(method string) error {
 // wrapped connection has them:
 //
 //   - When r is a regular *os.File (or an *io.LimitedReader of one, or
-//     what os.File.WriteTo passes on) and the wrapped connection is an
-//     io.ReaderFrom (a TCP connection is), the copy goes through it 64 KiB
-//     per call, so sendfile stays in use, and the stamp is refreshed after
-//     each call.
+//     what os.File.WriteTo passes on), the copy keeps sendfile. On Linux,
+//     into a TCP or Unix socket, ReadFrom makes the sendfile system calls
+//     itself, under the socket's write lock and honouring its write
+//     deadline, and refreshes the stamp after each one that moved a byte,
+//     so the stamp follows the kernel taking bytes, whatever the reader's
+//     pace. Elsewhere, when the wrapped connection is an io.ReaderFrom,
+//     the copy goes through it 64 KiB per call, stamping after each.
 //   - On Linux, when r is a TCP connection (bare, or a *Conn over one,
 //     whose read stamp is then refreshed too) and so is c's, the copy is a
 //     series of splices, each sized to the bytes already queued on r. A
@@ -403,6 +406,19 @@ func (c *Conn) ReadFrom(r io.Reader) (int64, error) {
 	}
 	if dst, s, tracked := spliceOK(c.inner, src); dst != nil {
 		return c.spliceFrom(dst, s, tracked, r, outer)
+	}
+	if dst, f := sendfileOK(c.inner, src); dst != nil {
+		limit := int64(-1)
+		if outer != nil {
+			limit = max(outer.N, 0)
+		}
+		n, handled, err := c.sendfileFrom(dst, f, limit)
+		if outer != nil {
+			outer.N -= n
+		}
+		if handled {
+			return n, c.mapErr("write", err)
+		}
 	}
 	if !ok || !isRegularFile(src) {
 		return io.Copy(writerOnly{c}, r)

@@ -13,6 +13,7 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"slices"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -249,4 +250,63 @@ func TestTLSUnderListener(t *testing.T) {
 	if st := idle.Stats(); st.ReapedIdle != 1 {
 		t.Errorf("Stats %+v, want 1 reaped", st)
 	}
+}
+
+// TestHTTP2StreamPausesConnection pins what the package documentation
+// says of HTTP/2: net/http's HTTP/2 server calls the ConnState hook with
+// StateActive when a connection's first stream opens and StateIdle when
+// its last one ends, so ConnState pauses it while any stream is open,
+// however quiet, and the idle connection is reaped once the streams are
+// done (closed outright, where http.Server.IdleTimeout would send a GOAWAY
+// first). Unencrypted HTTP/2 here; over TLS the hook finds the *Conn under
+// the *tls.Conn.
+func TestHTTP2StreamPausesConnection(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l, pl := newPipeServer(t, Config{IdleTimeout: tT, Resolution: tRes})
+		h2c := new(http.Protocols)
+		h2c.SetUnencryptedHTTP2(true)
+		var states []http.ConnState
+		srv := &http.Server{
+			Protocols: h2c,
+			ConnState: func(c net.Conn, s http.ConnState) {
+				states = append(states, s)
+				l.ConnState(c, s)
+			},
+			Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				time.Sleep(3 * tT) // quiet: no byte either way
+				io.WriteString(w, "slow")
+			}),
+		}
+		served := make(chan struct{})
+		go func() {
+			defer close(served)
+			srv.Serve(l)
+		}()
+		defer func() {
+			srv.Close()
+			<-served
+		}()
+		tr := &http.Transport{Protocols: h2c, DialContext: pl.DialContext}
+		defer tr.CloseIdleConnections()
+		resp, err := (&http.Client{Transport: tr}).Post("http://pipe/", "text/plain", nil)
+		if err != nil {
+			t.Fatalf("a quiet HTTP/2 stream of 3 × IdleTimeout: %v, want its response", err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || string(body) != "slow" || resp.ProtoMajor != 2 {
+			t.Fatalf("response HTTP/%d %q, %v; want HTTP/2 \"slow\", nil", resp.ProtoMajor, body, err)
+		}
+		if st := l.Stats(); st.ReapedIdle != 0 {
+			t.Errorf("Stats %+v: the connection was reaped while its stream was open", st)
+		}
+		time.Sleep(tT + 2*tRes) // the connection sits idle past its timeout
+		synctest.Wait()
+		if st := l.Stats(); st.ReapedIdle != 1 {
+			t.Errorf("Stats %+v after an idle timeout with no stream, want the connection reaped once", st)
+		}
+		if !slices.Contains(states, http.StateActive) || !slices.Contains(states, http.StateIdle) {
+			t.Errorf("ConnState saw %v on an HTTP/2 connection, want active and idle among them", states)
+		}
+	})
 }

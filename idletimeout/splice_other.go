@@ -5,6 +5,7 @@ package idletimeout
 import (
 	"io"
 	"net"
+	"syscall"
 )
 
 // spliceOK: splicing is Linux-only; elsewhere copies go through Read and
@@ -13,4 +14,13 @@ func spliceOK(net.Conn, io.Reader) (*net.TCPConn, *net.TCPConn, *Conn) { return 
 
 func spliceCopy(dst, src *net.TCPConn, limit int64, progress func()) (int64, bool, error) {
 	return 0, true, nil
+}
+
+// sendfileOK: the zero-copy path through sendfileFrom is Linux-only;
+// elsewhere ReadFrom hands a file to the wrapped connection's ReadFrom in
+// 64 KiB chunks.
+func sendfileOK(net.Conn, io.Reader) (syscall.Conn, syscall.Conn) { return nil, nil }
+
+func (c *Conn) sendfileFrom(dst, src syscall.Conn, limit int64) (int64, bool, error) {
+	return 0, false, nil
 }

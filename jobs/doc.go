@@ -61,9 +61,11 @@
 //     fails after that is reported Canceled, not dead-lettered.
 //   - Panics in a Func are recovered, as a [*PanicError] with the stack,
 //     and retried like errors. Panics in hooks are recovered and logged.
-//   - Clean shutdown. Shutdown stops firing, waits for running attempts
-//     (cancelling them when its context ends) and returns once every
-//     goroutine of the Scheduler has exited.
+//   - Clean shutdown. Shutdown stops firing, drops the runs not yet
+//     started (queued, armed retries, waiting ones), each counted and
+//     reported to OnSkip, waits for running attempts (cancelling them
+//     when its context ends) and returns once every goroutine of the
+//     Scheduler has exited.
 //   - Everything works inside a testing/synctest bubble.
 //
 // # Observing

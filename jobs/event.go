@@ -31,6 +31,12 @@ type Run struct {
 	Scheduled time.Time
 	// Started is when the attempt started; never before Scheduled.
 	Started time.Time
+	// Seq numbers the attempts a Scheduler starts, from 1: no two of its
+	// attempts share one, so it matches the Run a Func (or middleware)
+	// receives with the Events of the same attempt even when every other
+	// field is equal (two Triggers at one instant). Zero in a Run that no
+	// Scheduler made (package natsjobs leaves it zero).
+	Seq uint64
 }
 
 // Outcome is how an attempt ended, or why an occurrence did not run.
@@ -53,6 +59,10 @@ const (
 	Skipped
 	// Removed: the job was cancelled or replaced (OnCancel).
 	Removed
+	// Dropped: the run was due (queued for a worker), armed as a retry,
+	// or waiting under OverlapQueue when Shutdown began, and never
+	// started (OnSkip).
+	Dropped
 )
 
 // String returns the outcome's name.
@@ -70,17 +80,20 @@ func (o Outcome) String() string {
 		return "skipped"
 	case Removed:
 		return "removed"
+	case Dropped:
+		return "dropped"
 	}
 	return fmt.Sprintf("Outcome(%d)", uint8(o))
 }
 
 // Event is what hooks receive. For OnStart, Outcome is zero and only Run
-// and Lateness are set; for OnSkip, Run.Scheduled is the skipped
-// occurrence's time and Started is zero; for OnCancel, only ID and Name.
+// and Lateness are set; for OnSkip, Run.Scheduled is the time the
+// occurrence (or, when Dropped, the retry) was due, Started is zero, and
+// Attempt is set when Dropped; for OnCancel, only ID and Name.
 type Event struct {
 	Run
-	// Outcome is how the attempt ended; zero for OnStart, OnSkip and
-	// OnCancel.
+	// Outcome is how the attempt ended (OnFinish); for OnSkip, Skipped or
+	// Dropped; for OnCancel, Removed; zero for OnStart.
 	Outcome Outcome
 	// Err is the attempt's error (nil when it succeeded).
 	Err error

@@ -3,7 +3,9 @@ package jobs
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -265,6 +267,64 @@ func TestReplaceOnCancelMayCallScheduler(t *testing.T) {
 		}
 		if info, ok := s.Info("j"); !ok || info.Next.Sub(time.Now()) != time.Minute {
 			t.Fatalf("Info = %+v, %v; want the new job", info, ok)
+		}
+	})
+}
+
+// TestShutdownReportsDroppedRuns pins issue 20 item 6: a retry armed when
+// Shutdown began vanished uncounted (Stats Dropped 0, Interrupted 0, no
+// Event), and so did an occurrence waiting under OverlapQueue, while a
+// queued OnSkip report was counted as a dropped run and never delivered.
+// Every run that never starts because of Shutdown is now counted in
+// Dropped and reported to OnSkip with Outcome Dropped (a queued run of a
+// job cancelled since is not); a queued skip report is delivered.
+func TestShutdownReportsDroppedRuns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, r := newScheduler(t, Options{Workers: 2})
+		start := time.Now()
+		long := func(context.Context, Run) error {
+			time.Sleep(10 * time.Second)
+			return nil
+		}
+		// Worker 1 from 1s to 11s; its 2s occurrence waits (OverlapQueue),
+		// the 3s and 4s ones are skipped (one OnSkip report queued).
+		mustAdd(t, s, "waiting", Every(time.Second), long, JobOptions{Overlap: OverlapQueue})
+		// Worker 2: fails at 1s, its retry is armed for 61s.
+		mustAdd(t, s, "retry", After(time.Second), fail, JobOptions{Retry: Retry{Attempts: 2, Base: time.Minute}})
+		// Worker 2 from 1.5s to 11.5s.
+		mustAdd(t, s, "busy", After(1500*time.Millisecond), long)
+		// Due at 3s with both workers busy: queued for a worker.
+		mustAdd(t, s, "queued", After(3*time.Second), noop)
+		// Queued too, then cancelled: Cancel ended it, Shutdown drops
+		// nothing of it.
+		mustAdd(t, s, "gone", After(3*time.Second), noop)
+		time.Sleep(4500 * time.Millisecond)
+		synctest.Wait()
+		s.Cancel("gone")
+		shutdown(t, s)
+
+		var got []string
+		skipped := 0
+		for _, e := range r.skipped() {
+			switch e.Outcome {
+			case Dropped:
+				got = append(got, fmt.Sprintf("%s attempt %d due %v", e.ID, e.Attempt, e.Scheduled.Sub(start)))
+			case Skipped:
+				skipped++
+			default:
+				t.Errorf("OnSkip event %+v, want Outcome Skipped or Dropped", e)
+			}
+		}
+		slices.Sort(got)
+		want := []string{"queued attempt 1 due 3s", "retry attempt 2 due 1m1s", "waiting attempt 1 due 2s"}
+		if !slices.Equal(got, want) {
+			t.Errorf("Dropped reports %q, want %q", got, want)
+		}
+		if skipped != 1 {
+			t.Errorf("%d Skipped reports, want 1 (the one queued at Shutdown)", skipped)
+		}
+		if st := s.Stats(); st.Dropped != 3 || st.Skipped != 2 || st.Retried != 1 {
+			t.Errorf("Stats Dropped %d Skipped %d Retried %d, want 3, 2, 1", st.Dropped, st.Skipped, st.Retried)
 		}
 	})
 }

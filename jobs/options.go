@@ -280,7 +280,8 @@ func (def *policy) override(o *JobOptions) policy {
 }
 
 // Hooks observe runs; each field may be nil. Hooks run on worker
-// goroutines (OnCancel on the goroutine that called Cancel or Replace),
+// goroutines (OnCancel on the goroutine that called Cancel or Replace,
+// OnSkip's reports of dropped runs on the one that called Shutdown),
 // never on the wheel's goroutine and never with a lock held, so they may
 // call the Scheduler, Shutdown excepted. They must be safe for concurrent
 // use. A panic in a hook is recovered and logged with log/slog; a
@@ -291,9 +292,13 @@ type Hooks struct {
 	// OnFinish is called after each attempt, with its outcome, lateness
 	// and duration.
 	OnFinish func(Event)
-	// OnSkip is called for occurrences dropped by the overlap policy.
-	// While one is being delivered, further skips of the same job are
-	// counted in Stats but not reported again.
+	// OnSkip is called for runs that do not start: occurrences dropped
+	// by the overlap policy (Outcome Skipped; while one is being
+	// delivered, further skips of the same job are counted in Stats but
+	// not reported again), and runs that Shutdown drops (Outcome Dropped:
+	// queued for a worker, armed as a retry, or waiting under
+	// OverlapQueue), those on the goroutine that called Shutdown, before
+	// it waits for the running attempts.
 	OnSkip func(Event)
 	// OnCancel is called once when a job is cancelled or replaced.
 	OnCancel func(Event)

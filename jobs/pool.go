@@ -179,11 +179,14 @@ func (p *pool) queued() int {
 	return p.n
 }
 
-// close drops the queued tasks, returning how many there were, and makes
-// the workers exit once their current task is done.
-func (p *pool) close() int {
+// close drops the queued tasks, returning them, and makes the workers
+// exit once their current task is done.
+func (p *pool) close() []task {
 	p.mu.Lock()
-	dropped := p.n
+	dropped := make([]task, p.n)
+	for i := range dropped {
+		dropped[i] = p.ring[(p.head+i)%len(p.ring)]
+	}
 	p.ring, p.head, p.n = nil, 0, 0
 	p.closed = true
 	p.cond.Broadcast()

@@ -15,20 +15,21 @@ func (s *Scheduler) exec(t task, x *execution) (task, bool) {
 		j.mu.Lock()
 		j.skipPending = false
 		j.mu.Unlock()
-		goexit := true
-		defer func() {
-			if goexit { // OnSkip called runtime.Goexit
-				s.pool.respawn(task{}, false)
-			}
-		}()
-		callHook("OnSkip", s.hooks.OnSkip, Event{Run: Run{ID: j.id, Name: j.pol.name, Scheduled: t.due}, Outcome: Skipped})
-		goexit = false
+		s.skipHook(s.dropEvent(t))
 		return task{}, false
 	}
 	j.mu.Lock()
-	if j.gen != t.gen || s.closing.Load() {
+	if j.gen != t.gen {
 		j.mu.Unlock()
-		return task{}, false // cancelled or replaced while queued; or shutting down
+		return task{}, false // cancelled or replaced while queued
+	}
+	if s.closing.Load() {
+		// Shutdown began while t was queued: t never starts, and is
+		// reported as the runs still queued at pool.close are.
+		j.mu.Unlock()
+		s.st.dropped.Add(1)
+		s.skipHook(s.dropEvent(t))
+		return task{}, false
 	}
 	// A context of its own, not a child of one the Scheduler holds: a
 	// shared parent would register every run under one lock. Cancel and
@@ -39,7 +40,7 @@ func (s *Scheduler) exec(t task, x *execution) (task, bool) {
 	j.mu.Unlock()
 	s.st.running.Add(1)
 
-	r := Run{ID: j.id, Name: j.pol.name, Attempt: int(t.attempt), Scheduled: t.due, Started: time.Now()}
+	r := Run{ID: j.id, Name: j.pol.name, Attempt: int(t.attempt), Scheduled: t.due, Started: time.Now(), Seq: s.st.seq.Add(1)}
 	lateness := r.Started.Sub(r.Scheduled)
 	s.st.lateness.Observe(lateness)
 	goexit := true
@@ -62,6 +63,29 @@ func (s *Scheduler) exec(t task, x *execution) (task, bool) {
 	err := call(j.fn, runCtx, r)
 	goexit = false
 	return s.finish(t, x, r, lateness, err, time.Now())
+}
+
+// skipHook calls OnSkip with e on a worker. A runtime.Goexit in the hook
+// ends the worker, which the pool replaces.
+func (s *Scheduler) skipHook(e Event) {
+	goexit := true
+	defer func() {
+		if goexit {
+			s.pool.respawn(task{}, false)
+		}
+	}()
+	callHook("OnSkip", s.hooks.OnSkip, e)
+	goexit = false
+}
+
+// dropEvent is OnSkip's report of t: an occurrence the overlap policy
+// skipped (a skip task), or a run that never started because Shutdown
+// began.
+func (s *Scheduler) dropEvent(t task) Event {
+	if t.skip {
+		return Event{Run: Run{ID: t.j.id, Name: t.j.pol.name, Scheduled: t.due}, Outcome: Skipped}
+	}
+	return Event{Run: Run{ID: t.j.id, Name: t.j.pol.name, Attempt: int(t.attempt), Scheduled: t.due}, Outcome: Dropped}
 }
 
 // errGoexit is the error of an attempt whose Func called runtime.Goexit.
@@ -112,15 +136,17 @@ func (s *Scheduler) finish(t task, x *execution, r Run, lateness time.Duration, 
 // completed returns the next occurrence of j, a FromCompletion job whose
 // occurrence of generation gen ended at end: zero for another job, or
 // when none will be armed (the job is cancelled, past its Limit, has an
-// occurrence waiting, or the Scheduler is shutting down; settle checks
-// again under the lock). It calls a custom Schedule's Next, so it runs
-// without the job locked.
+// occurrence waiting, or the Scheduler is shutting down). Each of these
+// lasts until endLocked runs for this occurrence; an armed j.next does
+// not (it may fire and be skipped meanwhile), so it is not one of them,
+// and endLocked decides again under the lock. completed calls a custom
+// Schedule's Next, so it runs without the job locked.
 func (s *Scheduler) completed(j *job, gen uint32, end time.Time) time.Time {
 	if !j.pol.fromCompletion || s.closing.Load() {
 		return time.Time{}
 	}
 	j.mu.Lock()
-	none := j.done || j.gen != gen || j.queued || !j.next.IsZero() || (j.pol.limit > 0 && int(j.runs) >= j.pol.limit)
+	none := j.done || j.gen != gen || j.queued || (j.pol.limit > 0 && int(j.runs) >= j.pol.limit)
 	j.mu.Unlock()
 	if none {
 		return time.Time{}

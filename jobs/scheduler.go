@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/ttlkit/ttlkit/internal/table"
 	"github.com/ttlkit/ttlkit/timingwheel"
 )
 
@@ -368,6 +370,59 @@ func (s *Scheduler) Trigger(id string) error {
 	return nil
 }
 
+// pending takes out of the jobs of all, once the wheel has stopped, the
+// runs that can no longer start: armed retries and occurrences waiting
+// under OverlapQueue (endLocked starts none once closing is set). A job
+// that left the table has none: Cancel and Replace drop them, and a job
+// ends only with nothing active.
+func pending(all []*table.Table[string, job]) []task {
+	var out []task
+	for _, t := range all {
+		t.All(func(j *job) bool {
+			j.mu.Lock()
+			if b := j.busy; b != nil {
+				for r := b.retries; r != nil; r = r.next {
+					out = append(out, task{j: j, gen: r.gen, attempt: r.attempt, due: r.due, first: r.first})
+					j.active--
+				}
+				b.retries = nil
+				if j.queued {
+					out = append(out, task{j: j, gen: j.gen, attempt: 1, due: b.waiting, first: b.waiting})
+					j.queued = false // not counted in active
+				}
+				j.tidy()
+			}
+			j.mu.Unlock()
+			return true
+		})
+	}
+	return out
+}
+
+// drop counts and reports, on the goroutine that called Shutdown, the
+// tasks that Shutdown took from the pool's queue and from the jobs: runs
+// that never start (Stats.Dropped, OnSkip with Outcome Dropped) and OnSkip
+// reports of skipped occurrences still to deliver. A queued run of a job
+// cancelled or replaced since is neither: Cancel ended it.
+func (s *Scheduler) drop(ts []task) {
+	ts = slices.DeleteFunc(ts, func(t task) bool {
+		if t.skip {
+			return false
+		}
+		t.j.mu.Lock()
+		defer t.j.mu.Unlock()
+		return t.j.gen != t.gen
+	})
+	for _, t := range ts {
+		if !t.skip {
+			s.st.dropped.Add(1)
+		}
+	}
+	for _, t := range ts {
+		callHook("OnSkip", s.hooks.OnSkip, s.dropEvent(t))
+	}
+}
+
 // JobInfo describes a scheduled job.
 type JobInfo struct {
 	// ID and Name are the job's.
@@ -403,14 +458,17 @@ func (s *Scheduler) Len() int {
 }
 
 // Shutdown stops the Scheduler: Add, Replace and Trigger return ErrClosed
-// from now on, no occurrence or retry fires any more, and runs queued for
-// a worker are dropped (counted in Stats.Dropped). It then waits for the
-// running attempts to return, and returns nil once they have and every
+// from now on, no occurrence or retry fires any more, and runs that have
+// not started (queued for a worker, armed as retries, waiting under
+// OverlapQueue) are dropped: counted in Stats.Dropped and reported to
+// OnSkip with Outcome Dropped, on the calling goroutine. It then waits for
+// the running attempts to return, and returns nil once they have and every
 // goroutine of the Scheduler has exited. If ctx ends first, it cancels the
 // running attempts' contexts with the cause ErrShutdown and returns
 // ctx.Err() without waiting further. Attempts that fail during Shutdown
 // are not retried (outcome Canceled). A second call returns ErrClosed.
-// Shutdown must not be called from a Func or a hook.
+// Shutdown must not be called from a Func or a hook. It visits every job
+// once: O(jobs) besides the wait.
 func (s *Scheduler) Shutdown(ctx context.Context) error {
 	if s.closing.Swap(true) {
 		return ErrClosed
@@ -419,7 +477,7 @@ func (s *Scheduler) Shutdown(ctx context.Context) error {
 	// that takes it after sees closing.
 	all := s.jobs.detach()
 	s.sched.Stop()
-	s.st.dropped.Add(uint64(s.pool.close()))
+	s.drop(append(s.pool.close(), pending(all)...))
 	done := make(chan struct{})
 	go func() {
 		s.pool.wg.Wait()

@@ -33,8 +33,9 @@ type Stats struct {
 	// Deferred counts the times a due run found the queue full and was
 	// offered again on the next tick.
 	Deferred uint64
-	// Dropped counts runs that were queued, never started, when Shutdown
-	// began.
+	// Dropped counts runs that never started because Shutdown began:
+	// queued for a worker, armed as a retry, or waiting under
+	// OverlapQueue (each reported to OnSkip with Outcome Dropped).
 	Dropped uint64
 	// ClockSteps counts the wall-clock steps detected (more than a second
 	// against the monotonic clock), each of which re-armed the wall-clock
@@ -75,6 +76,7 @@ type counters struct {
 	succeeded, retried, failed, interrupted             atomic.Uint64
 	deadLetters, skipped, deferred, dropped, clockSteps atomic.Uint64
 	running                                             atomic.Int64
+	seq                                                 atomic.Uint64 // attempts started: the last Run.Seq
 	// Recorded by each run on the worker's own stripe (see hist.Striped).
 	lateness, runTime hist.Striped
 }

@@ -242,3 +242,76 @@ func TestScheduleNextOncePerOccurrence(t *testing.T) {
 		})
 	}
 }
+
+// TestRunSeqTellsAttemptsApart: Run.Seq numbers the attempts from 1; the
+// Func and the hooks of one attempt see the same Seq, and two attempts
+// whose other fields are all equal (two Triggers at one instant, as in a
+// synctest bubble) do not (issue 20 item 7).
+func TestRunSeqTellsAttemptsApart(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, r := newScheduler(t, Options{Workers: 2})
+		defer shutdown(t, s)
+		var mu sync.Mutex
+		var seen []Run
+		mustAdd(t, s, "j", After(time.Hour), func(_ context.Context, run Run) error {
+			mu.Lock()
+			seen = append(seen, run)
+			mu.Unlock()
+			return nil
+		}, JobOptions{Overlap: OverlapAllow})
+		for range 2 {
+			if err := s.Trigger("j"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		synctest.Wait()
+		starts, ends := r.started(), r.finished()
+		if len(seen) != 2 || len(starts) != 2 || len(ends) != 2 {
+			t.Fatalf("%d runs, %d starts, %d ends; want 2 each", len(seen), len(starts), len(ends))
+		}
+		a, b := seen[0], seen[1]
+		if a.Seq == b.Seq || min(a.Seq, b.Seq) != 1 || max(a.Seq, b.Seq) != 2 {
+			t.Errorf("Seqs %d and %d, want 1 and 2", a.Seq, b.Seq)
+		}
+		a.Seq, b.Seq = 0, 0
+		if a != b {
+			t.Errorf("runs %+v and %+v differ besides Seq; the test wants them equal", a, b)
+		}
+		for _, es := range [][]Event{starts, ends} {
+			got := []uint64{es[0].Seq, es[1].Seq}
+			slices.Sort(got)
+			if !slices.Equal(got, []uint64{1, 2}) {
+				t.Errorf("events' Seqs %v, want [1 2]", got)
+			}
+		}
+	})
+}
+
+// TestFromCompletionFiringWhileEnding: a FromCompletion job's occurrence
+// armed while a Triggered run is active may fire, and be skipped, between
+// the moment the run's worker asks for the next occurrence (out of the
+// lock, since Next is user code) and the moment it settles the run. The
+// worker must not take the armed occurrence for one still pending: with
+// no next occurrence asked, the job would end. The interleaving is forced
+// here by calling the steps in order.
+func TestFromCompletionFiringWhileEnding(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, _ := newScheduler(t, Options{})
+		defer shutdown(t, s)
+		mustAdd(t, s, "j", Every(10*time.Second), noop, JobOptions{FromCompletion: true})
+		j := s.jobs.get("j")
+		j.mu.Lock()
+		j.active++ // a Triggered run, now ending
+		due := j.next
+		j.mu.Unlock()
+		tk := task{j: j, gen: j.gen, attempt: 1, due: time.Now(), first: time.Now()}
+		end := time.Now()
+		following := s.completed(j, tk.gen, end) // the worker, before settling
+		s.fireJob(j, due)                        // the wheel: the armed occurrence is skipped
+		s.settle(tk, new(execution), Run{ID: "j", Attempt: 1, Started: end}, 0, nil, end, false, following)
+		info, ok := s.Info("j")
+		if want := end.Add(10 * time.Second); !ok || !info.Next.Equal(want) {
+			t.Fatalf("Info = %+v, %v; want the job armed for %v", info, ok, want)
+		}
+	})
+}

@@ -18,9 +18,10 @@ const batchWindow = 1000
 // Enqueue or EnqueueAt would store each of them, but with up to a thousand
 // requests in flight instead of one: several times the rate of single
 // calls. Every job is validated before any is sent. It returns nil once
-// the server stored them all; after an error some may be stored and
-// others not, and calling it again with the same jobs is safe (enqueueing
-// is idempotent by ID).
+// the server stored them all. Jobs refused under their Unique policy
+// (Keep, Refuse) are reported in a *BatchError, the others are stored.
+// After another error some may be stored and others not, and calling it
+// again with the same jobs is safe (enqueueing is idempotent by ID).
 func (c *Client) EnqueueBatch(ctx context.Context, at time.Time, batch ...Job) error {
 	if !at.IsZero() && time.Until(at) < 0 {
 		return invalidf("EnqueueBatch %s: time in the past", at.Format(time.RFC3339Nano))
@@ -36,25 +37,85 @@ func (c *Client) EnqueueBatch(ctx context.Context, at time.Time, batch ...Job) e
 	if err := c.ready(); err != nil {
 		return err
 	}
-	if later {
-		for i, m := range msgs {
+	for i, m := range msgs {
+		if batch[i].Unique != Replace {
+			expectNone(m, batch[i])
+		} else if later {
 			expectNoReady(m, batch[i])
 		}
 	}
 	refused, err := c.publishAll(ctx, msgs)
-	// Some IDs had a ready message: withdraw those and store their
-	// schedules on the same condition again, as EnqueueAt does
-	// (replaceReady), until none is refused.
+	if err != nil {
+		return err
+	}
+	var be *BatchError
+	replace := refused[:0]
+	for _, i := range refused {
+		if batch[i].Unique == Replace {
+			replace = append(replace, i)
+			continue
+		}
+		if be == nil {
+			be = &BatchError{Errs: make([]error, len(batch))}
+		}
+		be.Errs[i] = existsErr(batch[i])
+	}
+	if err := c.replaceRefused(ctx, batch, msgs, replace); err != nil {
+		return err
+	}
+	if be != nil {
+		return be
+	}
+	return nil
+}
+
+// BatchError reports the jobs of an EnqueueBatch that were not stored
+// because their ID existed (Job.Unique Keep or Refuse): Errs[i] is batch[i]'s
+// error, wrapping ErrExists or ErrConflict, and nil for a stored job.
+// errors.Is(err, ErrExists) holds if it does for any job.
+type BatchError struct {
+	Errs []error
+}
+
+func (e *BatchError) Error() string {
+	n, first := 0, error(nil)
+	for _, err := range e.Errs {
+		if err != nil {
+			if n++; first == nil {
+				first = err
+			}
+		}
+	}
+	return fmt.Sprintf("natsjobs: enqueue batch: %d of %d jobs not stored (first: %v)", n, len(e.Errs), first)
+}
+
+// Unwrap returns the jobs' errors, without the nils.
+func (e *BatchError) Unwrap() []error {
+	var out []error
+	for _, err := range e.Errs {
+		if err != nil {
+			out = append(out, err)
+		}
+	}
+	return out
+}
+
+// replaceRefused stores the schedules of the jobs at refused, which the
+// server refused because their IDs had a ready message: it withdraws those
+// and stores the schedules on the same condition again, as EnqueueAt does
+// (replaceReady), until none is refused.
+func (c *Client) replaceRefused(ctx context.Context, batch []Job, msgs []*nats.Msg, refused []int) error {
+	var err error
 	for range replaceTries {
 		if err != nil || len(refused) == 0 {
 			return err
 		}
 		again := make([]Job, len(refused))
+		againMsgs := make([]*nats.Msg, len(refused))
 		for k, i := range refused {
-			again[k] = batch[i]
-			msgs[k] = msgs[i]
+			again[k], againMsgs[k] = batch[i], msgs[i]
 		}
-		batch, msgs = again, msgs[:len(refused)]
+		batch, msgs = again, againMsgs
 		if err := c.purgeMany(ctx, batch); err != nil {
 			return err
 		}

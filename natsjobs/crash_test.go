@@ -3,6 +3,7 @@ package natsjobs
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -18,8 +19,15 @@ import (
 
 // Crash tests run workers in child processes: the test binary re-executed
 // with NATSJOBS_CHILD_URL set, connected to the parent's embedded server.
-// A child prints "ready", then "run <id>" when a handler starts and
-// "ack <id>" once the server confirmed its acknowledgement; it stops
+// A child prints "ready", then "run <id>" when a handler starts ("run <id>
+// <payload>" for a job with a payload) and "ack <id>" once the server
+// confirmed its acknowledgement; with NATSJOBS_CHILD_HOOKS set, also
+// "held <id> <due ns>" when a delivery waits in its wheel, "skip <id>"
+// when one is dropped because its job was withdrawn, "retrying <id>" when
+// a run failed (as runs of jobs with the payload "fail" do) and its retry
+// was arranged; with NATSJOBS_CHILD_ATTEMPTS,
+// "run <id> attempt<n>"; with NATSJOBS_CHILD_BLOCK, its handlers wait for
+// their ctx to end (Grace is 100 ms). It stops
 // when its stdin closes, or dies by SIGKILL.
 
 func TestMain(m *testing.M) {
@@ -59,17 +67,43 @@ func childWorker(url string) int {
 		io.Copy(io.Discard, os.Stdin)
 		cancel()
 	}()
+	hooks := os.Getenv("NATSJOBS_CHILD_HOOKS") != ""
+	if hooks { // TestCancelFinalProcesses...
+		testHookHeld = func(id string, due time.Time) {
+			out <- "held " + id + " " + strconv.FormatInt(due.UnixNano(), 10) + "\n"
+		}
+		testHookWithdrawn = func(id string) { out <- "skip " + id + "\n" }
+	}
+	attempts, block := os.Getenv("NATSJOBS_CHILD_ATTEMPTS") != "", os.Getenv("NATSJOBS_CHILD_BLOCK") != ""
 	out <- "ready\n"
 	err = c.Work(ctx, "q", func(ctx context.Context, r Run) error {
-		out <- "run " + r.ID + "\n"
+		switch {
+		case attempts: // TestShutdownProcess
+			out <- "run " + r.ID + " attempt" + strconv.Itoa(r.Attempt) + "\n"
+		case len(r.Payload) > 0:
+			out <- "run " + r.ID + " " + string(r.Payload) + "\n"
+		default:
+			out <- "run " + r.ID + "\n"
+		}
+		if hooks && string(r.Payload) == "fail" {
+			return errors.New("fail")
+		}
+		if block { // until Work's shutdown cancels it
+			<-ctx.Done()
+			return context.Cause(ctx)
+		}
 		time.Sleep(time.Millisecond) // simulated work, not synchronization
 		return nil
 	}, WorkOptions{
+		Grace:       100 * time.Millisecond,
 		Concurrency: conc,
 		Retry:       jobs.Retry{Attempts: 10},
 		Hooks: jobs.Hooks{OnFinish: func(e jobs.Event) {
 			if e.Outcome == jobs.Succeeded { // reported once the server confirmed the ack
 				out <- "ack " + e.ID + "\n"
+			}
+			if hooks && e.Outcome == jobs.Retrying { // its retry is on the server
+				out <- "retrying " + e.ID + "\n"
 			}
 		}},
 	})
@@ -84,8 +118,8 @@ func childWorker(url string) int {
 }
 
 type childEvent struct {
-	child    int
-	kind, id string
+	child             int
+	kind, id, payload string
 }
 
 type child struct {
@@ -95,10 +129,11 @@ type child struct {
 }
 
 // startChild starts worker number n and forwards its lines to events.
-func startChild(t *testing.T, n int, url string, concurrency int, events chan<- childEvent) *child {
+func startChild(t *testing.T, n int, url string, concurrency int, events chan<- childEvent, env ...string) *child {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "NATSJOBS_CHILD_URL="+url, "NATSJOBS_CHILD_CONCURRENCY="+strconv.Itoa(concurrency))
+	cmd.Env = append(cmd.Env, env...)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -115,8 +150,9 @@ func startChild(t *testing.T, n int, url string, concurrency int, events chan<- 
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
-			kind, id, _ := strings.Cut(sc.Text(), " ")
-			events <- childEvent{n, kind, id}
+			kind, rest, _ := strings.Cut(sc.Text(), " ")
+			id, payload, _ := strings.Cut(rest, " ")
+			events <- childEvent{n, kind, id, payload}
 		}
 		ch.exit <- cmd.Wait()
 	}()

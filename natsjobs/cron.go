@@ -14,7 +14,7 @@ import (
 )
 
 // EnqueueCron stores j as a repeating job on a cron spec, replacing any
-// job with the same Queue and ID. Its activations are the times package
+// job with the same Queue and ID (or as j.Unique says, see Enqueue). Its activations are the times package
 // jobs/cron computes for spec in loc, daylight-saving rules included: a
 // fixed time that a change skips does not run that day, one that it
 // repeats runs once (at its first occurrence), and wildcard or stepped
@@ -56,6 +56,14 @@ func (c *Client) EnqueueCron(ctx context.Context, j Job, spec string, loc *time.
 	// it in progress then cannot store its successor, see rearm), and
 	// store the first activation only if none fired meanwhile: otherwise
 	// that one's run could replace the new schedule with the old spec's.
+	if j.Unique != Replace {
+		expectNone(msg, j)
+		err := c.publish(ctx, msg, "cron "+j.ID)
+		if hasReady(err) {
+			return existsErr(j)
+		}
+		return err
+	}
 	ready := readySubject(j.Queue, j.ID)
 	for range replaceTries {
 		if _, err := c.purge(ctx, j.Queue, ready); err != nil {

@@ -43,6 +43,9 @@ func (w *worker) bury(ctx context.Context, j Job, seq uint64, attempts int, caus
 		msg.Header.Set(k, v)
 	}
 	msg.Header.Set(hdrAttempts, strconv.Itoa(attempts))
+	if j.Timeout > 0 {
+		msg.Header.Set(hdrTimeout, strconv.FormatInt(int64(j.Timeout), 10))
+	}
 	msg.Header.Set(hdrError, text)
 	msg.Header.Set(hdrFailed, strconv.FormatInt(now.UnixNano(), 10))
 	ack, err := w.c.js.PublishMsg(ctx, msg, jetstream.WithMsgID(j.ID+"/"+strconv.FormatUint(seq, 10)))
@@ -84,7 +87,7 @@ func (w *worker) advisory(m jetstream.Msg) {
 		return
 	}
 	prior, _ := strconv.Atoi(raw.Header.Get(hdrAttempts))
-	j := Job{Queue: w.queue, ID: idOf(raw.Subject, prefix), Payload: raw.Data, Header: userHeader(raw.Header)}
+	j := Job{Queue: w.queue, ID: idOf(raw.Subject, prefix), Payload: raw.Data, Header: userHeader(raw.Header), Timeout: jobTimeout(raw.Header)}
 	cause := fmt.Errorf("natsjobs: delivered %d times without an outcome (the worker died or overran AckWait each time)", a.Deliveries)
 	if err := w.bury(ctx, j, a.StreamSeq, prior+int(a.Deliveries), cause); err != nil {
 		m.Nak()
@@ -144,7 +147,7 @@ func deadLetter(queue, id string, data []byte, h nats.Header) DeadLetter {
 	attempts, _ := strconv.Atoi(h.Get(hdrAttempts))
 	ns, _ := strconv.ParseInt(h.Get(hdrFailed), 10, 64)
 	return DeadLetter{
-		Job:      Job{Queue: queue, ID: id, Payload: data, Header: userHeader(h)},
+		Job:      Job{Queue: queue, ID: id, Payload: data, Header: userHeader(h), Timeout: jobTimeout(h)},
 		Attempts: attempts,
 		Err:      h.Get(hdrError),
 		Failed:   time.Unix(0, ns),

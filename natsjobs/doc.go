@@ -28,7 +28,10 @@
 // Embedded (the default, Config.StoreDir): nats-server runs inside the
 // process and stores the jobs in StoreDir; no port is opened unless
 // Config.Listen asks for one, so that other processes (more workers) can
-// connect with Config.URL. One binary, nothing to install.
+// connect with Config.URL. One binary, nothing to install. A port beyond
+// loopback requires credentials (Config.Token, User and Password, or
+// NKeySeed), which every client, this process's included, then presents;
+// Config.TLS adds TLS to it.
 //
 // External (Config.URL): connect to a NATS server or cluster, 2.14 or
 // newer, with JetStream enabled. Config.Replicas = 3 keeps every queue
@@ -41,9 +44,19 @@
 //   - Durable: Enqueue returns once the server stored the job. Jobs wait on
 //     the server, not in the client: a crash of any client or worker loses
 //     nothing, and a restarted embedded server finds every pending job.
-//   - Idempotent by ID: enqueueing an ID that is pending in the queue
-//     replaces it (its payload, headers and time); Cancel removes it, with
-//     its retries.
+//   - Idempotent by ID: enqueueing an ID that the queue holds replaces
+//     the job (its payload, headers and time) by default; Job.Unique = Keep
+//     keeps the existing job instead (ErrExists) and Refuse fails
+//     (ErrConflict), checked and stored in one step on the server. Cancel
+//     removes a job, with its retries.
+//   - Cancel is final: once Cancel returned true, or an enqueue that
+//     replaced the job returned, the withdrawn copy never starts, on any
+//     worker of any process, wherever it was: waiting on the server, held
+//     in a worker until due, taken by a runner, waiting for a retry, a
+//     cron activation. A run starts only after the server confirmed that
+//     its message is still stored (one round trip), and cancelling or
+//     replacing removes that message; a run the server confirmed before
+//     the Cancel keeps running.
 //   - One of N: each delivery goes to exactly one worker of the queue. A
 //     job runs twice only if a worker died (or lost the server) while
 //     running it, before its success was stored: handlers should be
@@ -69,6 +82,23 @@
 //     matches.
 //   - Outages: while the server is unreachable every call fails at once
 //     with ErrUnavailable; workers reconnect and resume by themselves.
+//   - Shutdowns end: when Work's ctx ends it stops taking jobs, gives
+//     running handlers WorkOptions.Grace, then cancels their ctx (cause
+//     ErrShutdown), and returns within Grace + 2 × Config.Timeout, even
+//     if a handler ignores its ctx. Every job it did not finish goes back
+//     to the queue, without counting as a failed attempt.
+//
+// # Operations
+//
+// List pages through a queue's jobs by State (scheduled, pending,
+// running, dead) with an ID prefix; Get shows one (payload, headers,
+// attempts, last error, next run); Pause and Resume stop and restart a
+// queue's workers everywhere, across restarts; Purge empties a queue;
+// RedriveDead and DeleteDead act on dead letters in bulk; QueueStats
+// counts and Rates turns two counts into rates. A Client opened with URL
+// and no Queues administers every queue on the server. The natsjobs
+// command (cmd/natsjobs) and the web console (package console) are built
+// on these calls.
 //
 // Jobs are identified by Queue and ID; IDs are subject tokens (no '.',
 // '*', '>' or spaces). Mechanism: see doc/design.md, "natsjobs".

@@ -17,7 +17,7 @@ import (
 
 // Job is one unit of work. Queue and ID identify it: enqueueing the same
 // ID in the same queue again replaces the job (its payload, headers and
-// time) instead of adding a second one.
+// time) instead of adding a second one, unless Unique says otherwise.
 type Job struct {
 	// Queue is one of Config.Queues.
 	Queue string
@@ -31,6 +31,63 @@ type Job struct {
 	// Header holds string metadata for the handler. Keys starting with
 	// "Nats-" or "Ttlkit-" are reserved.
 	Header map[string]string
+	// Timeout bounds each attempt of this job, overriding
+	// WorkOptions.Timeout: the handler's ctx is cancelled Timeout after
+	// the attempt starts, and an attempt that then returns an error
+	// fails (and is retried) like any other. Zero means the Work call's;
+	// negative is an error.
+	Timeout time.Duration
+	// Unique is what enqueueing does when the queue holds a job with
+	// this ID already. Zero is Replace.
+	Unique Unique
+}
+
+// Unique is what an enqueue does when the queue already holds a job with
+// the same ID: one waiting for its time or a worker, running, or waiting
+// for a retry (a cron job exists from EnqueueCron to its Cancel). The
+// check and the store are one step on the server: of concurrent enqueues
+// of a new ID under Keep or Refuse, exactly one stores the job.
+type Unique uint8
+
+const (
+	// Replace (the default) replaces the job's payload, headers, time or
+	// schedule; a run in progress goes on, but its outcome is neither
+	// retried nor dead-lettered (the copy it ran was withdrawn).
+	Replace Unique = iota
+	// Keep keeps the existing job and stores nothing; the call reports it
+	// with an error wrapping ErrExists (not a failure: the job is there).
+	Keep
+	// Refuse stores nothing and fails with an error wrapping ErrConflict.
+	Refuse
+)
+
+func (u Unique) String() string {
+	switch u {
+	case Replace:
+		return "Replace"
+	case Keep:
+		return "Keep"
+	case Refuse:
+		return "Refuse"
+	}
+	return "Unique(" + strconv.Itoa(int(u)) + ")"
+}
+
+// existsErr is the error of an enqueue of j refused because its ID
+// exists, under j.Unique (Keep or Refuse).
+func existsErr(j Job) error {
+	if j.Unique == Keep {
+		return fmt.Errorf("%w: job %s in queue %s (kept)", ErrExists, j.ID, j.Queue)
+	}
+	return fmt.Errorf("%w: job %s in queue %s", ErrConflict, j.ID, j.Queue)
+}
+
+// expectNone makes msg of j conditional on the queue holding no message
+// of its ID, schedule or ready (a wildcard over both subjects), in the
+// same step as the store (Keep and Refuse).
+func expectNone(msg *nats.Msg, j Job) {
+	msg.Header[jetstream.ExpectedLastSubjSeqHeader] = []string{"0"}
+	msg.Header[jetstream.ExpectedLastSubjSeqSubjHeader] = []string{"natsjobs." + j.Queue + ".*." + j.ID}
 }
 
 // Headers this package adds to a job's messages.
@@ -40,6 +97,7 @@ const (
 	hdrError    = "Ttlkit-Error"    // dead letters: the last error
 	hdrFailed   = "Ttlkit-Failed"   // dead letters: Unix nanoseconds of the last failure
 	hdrCron     = "Ttlkit-Cron"     // cron jobs: the spec, so retries wait on the server
+	hdrTimeout  = "Ttlkit-Timeout"  // Job.Timeout in nanoseconds
 )
 
 // The server's error codes for a bad schedule pattern and time zone.
@@ -57,14 +115,16 @@ const scheduleLead = time.Second
 
 // Enqueue stores j to run as soon as a worker is free, replacing any
 // pending job with the same Queue and ID (a run already in progress is
-// not interrupted). It returns once the server has stored the job.
+// not interrupted), or as j.Unique says. It returns once the server has
+// stored the job; with Keep or Refuse, an error wrapping ErrExists or
+// ErrConflict when the ID exists.
 func (c *Client) Enqueue(ctx context.Context, j Job) error {
 	return c.enqueue(ctx, j, time.Time{})
 }
 
 // EnqueueAt stores j to run at t, never earlier, replacing any pending job
-// with the same Queue and ID. A t before the current time is an error
-// (ErrInvalid): use Enqueue for "now".
+// with the same Queue and ID (or as j.Unique says, see Enqueue). A t
+// before the current time is an error (ErrInvalid): use Enqueue for "now".
 func (c *Client) EnqueueAt(ctx context.Context, j Job, t time.Time) error {
 	if t.IsZero() {
 		return invalidf("EnqueueAt: zero time")
@@ -96,6 +156,14 @@ func (c *Client) enqueue(ctx context.Context, j Job, t time.Time) error {
 		return err
 	}
 	if err := c.ready(); err != nil {
+		return err
+	}
+	if j.Unique != Replace {
+		expectNone(msg, j)
+		err := c.publish(ctx, msg, "enqueue "+j.ID)
+		if hasReady(err) {
+			return existsErr(j)
+		}
 		return err
 	}
 	if !later {
@@ -193,8 +261,17 @@ func (c *Client) jobMsg(j Job) (*nats.Msg, error) {
 	if err := checkID(j.ID); err != nil {
 		return nil, err
 	}
+	if j.Timeout < 0 {
+		return nil, invalidf("job %s: negative Timeout %v", j.ID, j.Timeout)
+	}
+	if j.Unique > Refuse {
+		return nil, invalidf("job %s: %v", j.ID, j.Unique)
+	}
 	// Room for the headers prepare adds.
-	msg := &nats.Msg{Data: j.Payload, Header: make(nats.Header, len(j.Header)+4)}
+	msg := &nats.Msg{Data: j.Payload, Header: make(nats.Header, len(j.Header)+5)}
+	if j.Timeout > 0 {
+		msg.Header[hdrTimeout] = []string{strconv.FormatInt(int64(j.Timeout), 10)}
+	}
 	size := len(j.Payload)
 	for k, v := range j.Header {
 		if k == "" || strings.HasPrefix(k, "Nats-") || strings.HasPrefix(k, "Ttlkit-") {
@@ -292,9 +369,12 @@ func (c *Client) apiErr(what string, err error) error {
 }
 
 // Cancel removes the job with this Queue and ID: its schedule, its due
-// copy, its pending retries. A run in progress finishes, but is neither
-// retried nor dead-lettered if it fails. It reports whether anything was
-// removed.
+// copy, its pending retries. It reports whether anything was removed.
+// Once it returned, no removed copy starts: not one a worker already
+// received and holds until due, nor one a runner is about to start (each
+// run first checks with the server that its copy is still stored). A run
+// already started finishes, but is neither retried nor dead-lettered if
+// it fails; Cancel does not wait for it.
 func (c *Client) Cancel(ctx context.Context, queue, id string) (bool, error) {
 	if err := c.checkQueue(queue); err != nil {
 		return false, err

@@ -30,6 +30,17 @@ var (
 	// ErrNotFound is returned by Redrive when the queue holds no dead
 	// letter for the ID.
 	ErrNotFound = errors.New("natsjobs: not found")
+	// ErrExists is wrapped by the error of an enqueue under Keep whose ID
+	// the queue holds already: the existing job was kept, nothing stored.
+	ErrExists = errors.New("natsjobs: job exists")
+	// ErrConflict is wrapped by the error of an enqueue under Refuse
+	// whose ID the queue holds already: nothing was stored.
+	ErrConflict = errors.New("natsjobs: job ID conflict")
+	// ErrShutdown is the cause (context.Cause) of a handler's ctx when
+	// its Work call stopped and WorkOptions.Grace passed before the
+	// handler returned. A handler that then returns an error has no
+	// outcome: its job goes back to the queue, the attempt not counted.
+	ErrShutdown = errors.New("natsjobs: worker stopped")
 )
 
 func invalidf(format string, args ...any) error {

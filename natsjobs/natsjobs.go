@@ -2,14 +2,18 @@ package natsjobs
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"net"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nkeys"
 	"github.com/ttlkit/ttlkit/jobs"
 )
 
@@ -30,11 +34,42 @@ type Config struct {
 	Ephemeral bool
 	// Listen is the address ("127.0.0.1:4222"; port 0 picks one) on which
 	// the embedded server accepts other processes. Empty: no port at all,
-	// this process talks to its server in memory.
+	// this process talks to its server in memory. An address that is not
+	// loopback (a host name other than localhost, an unspecified or
+	// another interface's address) requires credentials (Token, User or
+	// NKeySeed) unless InsecureNoAuth is set: Open refuses it otherwise
+	// (ErrInvalid), since anyone who reaches the port could enqueue,
+	// cancel and read jobs.
 	Listen string
+	// InsecureNoAuth lets Listen accept clients on a non-loopback address
+	// without credentials (a private network that is trusted as a whole).
+	InsecureNoAuth bool
+
+	// Credentials: at most one of Token, User with Password, NKeySeed.
+	// With URL they authenticate this client. With the embedded server
+	// they are what it requires of every client, this process's own
+	// in-memory connection included: other processes connect to Listen
+	// with the same credentials in their Config.
+	Token    string
+	User     string
+	Password string
+	// NKeySeed is an nkey user seed ("SU..."; nk -gen user): the client
+	// signs the server's challenge with it, the embedded server admits
+	// its public key. The seed is a secret, as a password is.
+	NKeySeed string
+	// TLS, with URL, is the client's TLS configuration (root CAs, a
+	// client certificate): the connection must use TLS. With the
+	// embedded server and Listen, it is the server's, and must hold a
+	// certificate: clients connecting to Listen must use TLS (and present
+	// a verified certificate if ClientAuth is RequireAndVerifyClientCert);
+	// this process's in-memory connection does not.
+	TLS *tls.Config
 
 	// Queues names every queue this client enqueues to or works on:
 	// letters, digits, '-' and '_'. Open creates their streams if missing.
+	// With URL it may be empty: such an administrative client (the
+	// natsjobs command, a console) creates nothing and accepts every
+	// queue the server has (see Queues and the operations API).
 	Queues []string
 	// Replicas is the number of copies the cluster keeps of each stream
 	// and consumer this package creates (jobs, dead letters, advisories):
@@ -59,10 +94,13 @@ func (c *Config) validate() error {
 		if !c.Ephemeral && c.StoreDir == "" {
 			return invalidf("Config: StoreDir is required for the embedded server (or set Ephemeral)")
 		}
-	} else if c.StoreDir != "" || c.Ephemeral || c.Listen != "" {
-		return invalidf("Config: StoreDir, Ephemeral and Listen apply to the embedded server only, not with URL")
+	} else if c.StoreDir != "" || c.Ephemeral || c.Listen != "" || c.InsecureNoAuth {
+		return invalidf("Config: StoreDir, Ephemeral, Listen and InsecureNoAuth apply to the embedded server only, not with URL")
 	}
-	if len(c.Queues) == 0 {
+	if err := c.validateAuth(); err != nil {
+		return err
+	}
+	if len(c.Queues) == 0 && c.URL == "" {
 		return invalidf("Config: no Queues")
 	}
 	for _, q := range c.Queues {
@@ -91,6 +129,85 @@ func (c *Config) validate() error {
 	}
 	if c.Timeout == 0 {
 		c.Timeout = 5 * time.Second
+	}
+	return nil
+}
+
+// validateAuth checks the credentials, TLS and Listen's need for them.
+func (c *Config) validateAuth() error {
+	kinds := 0
+	for _, set := range []bool{c.Token != "", c.User != "" || c.Password != "", c.NKeySeed != ""} {
+		if set {
+			kinds++
+		}
+	}
+	switch {
+	case kinds > 1:
+		return invalidf("Config: give one of Token, User and Password, NKeySeed")
+	case (c.User == "") != (c.Password == ""):
+		return invalidf("Config: User and Password go together")
+	}
+	if c.NKeySeed != "" {
+		if _, _, err := nkeyUser(c.NKeySeed); err != nil {
+			return err
+		}
+	}
+	if c.URL != "" {
+		return nil
+	}
+	if c.TLS != nil {
+		if c.Listen == "" {
+			return invalidf("Config: TLS for the embedded server needs Listen")
+		}
+		if len(c.TLS.Certificates) == 0 && c.TLS.GetCertificate == nil {
+			return invalidf("Config: TLS for the embedded server needs a certificate")
+		}
+	}
+	if c.Listen != "" && kinds == 0 && !c.InsecureNoAuth {
+		host, _, err := net.SplitHostPort(c.Listen)
+		if err != nil {
+			return invalidf("Config.Listen %q: %v", c.Listen, err)
+		}
+		if !loopback(host) {
+			return invalidf("Config.Listen %q is not loopback: set Token, User and Password or NKeySeed (or InsecureNoAuth)", c.Listen)
+		}
+	}
+	return nil
+}
+
+// loopback reports whether host names only this machine: "localhost" or
+// a loopback address. An empty host listens on every interface.
+func loopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// nkeyUser parses a user seed and returns its key pair and public key.
+func nkeyUser(seed string) (nkeys.KeyPair, string, error) {
+	kp, err := nkeys.FromSeed([]byte(seed))
+	if err != nil {
+		return nil, "", invalidf("Config.NKeySeed: %v", err)
+	}
+	pub, err := kp.PublicKey()
+	if err != nil || !nkeys.IsValidPublicUserKey(pub) {
+		return nil, "", invalidf("Config.NKeySeed: not a user seed (SU...)")
+	}
+	return kp, pub, nil
+}
+
+// authOptions are the client options that present the credentials.
+func (c *Config) authOptions() []nats.Option {
+	switch {
+	case c.Token != "":
+		return []nats.Option{nats.Token(c.Token)}
+	case c.User != "":
+		return []nats.Option{nats.UserInfo(c.User, c.Password)}
+	case c.NKeySeed != "":
+		kp, pub, _ := nkeyUser(c.NKeySeed) // validated
+		return []nats.Option{nats.Nkey(pub, kp.Sign)}
 	}
 	return nil
 }
@@ -130,17 +247,23 @@ func Open(ctx context.Context, cfg Config) (*Client, error) {
 	}
 	url := cfg.URL
 	if url == "" {
-		e, err := startEmbedded(cfg.StoreDir, cfg.Ephemeral, cfg.Listen)
+		e, err := startEmbedded(&cfg)
 		if err != nil {
 			return nil, err
 		}
 		c.server = e
-		url = e.srv.ClientURL()
+		// In memory: no TLS even when Listen requires it (a tls://
+		// URL would make the client ask for it).
+		url = strings.Replace(e.srv.ClientURL(), "tls://", "nats://", 1)
 		opts = append(opts, nats.InProcessServer(e.srv))
 	} else {
 		opts = append(opts, nats.Timeout(cfg.Timeout))
+		if cfg.TLS != nil {
+			opts = append(opts, nats.Secure(cfg.TLS))
+		}
 		opts = append(opts, cfg.Options...)
 	}
+	opts = append(opts, cfg.authOptions()...)
 	nc, err := nats.Connect(url, opts...)
 	if err != nil {
 		c.shutdownServer()
@@ -177,8 +300,9 @@ func (c *Client) URL() string {
 	return c.server.srv.ClientURL()
 }
 
-// Close stops every Work (each finishes and acknowledges its running
-// handlers first), waits for them, closes the connection and, with an
+// Close stops every Work (each shuts down as Work describes: its running
+// handlers get WorkOptions.Grace, then their ctx is cancelled), waits for
+// them, closes the connection and, with an
 // embedded server, shuts it down after its store is flushed. Jobs not yet
 // run stay stored for the next Open. Close is idempotent; later calls of
 // any method return ErrClosed.
@@ -226,6 +350,9 @@ func (c *Client) ready() error {
 }
 
 func (c *Client) checkQueue(q string) error {
+	if len(c.cfg.Queues) == 0 {
+		return checkQueueName(q) // an administrative client
+	}
 	if !slices.Contains(c.cfg.Queues, q) {
 		return invalidf("unknown queue %q (not in Config.Queues)", q)
 	}
@@ -287,13 +414,19 @@ func (c *Client) declare(ctx context.Context, q string) error {
 		MaxMsgsPerSubject: 1, // one schedule and one ready message per ID: re-enqueueing replaces
 		AllowMsgSchedules: true,
 		AllowRollup:       true,
-		Duplicates:        noDedupe,
+		// Direct reads: batched for the operations API (ops_read.go), and
+		// a run's check that its message is still stored (Client.stored)
+		// with one replica; with more, that check asks the leader's API,
+		// since a follower could answer from before a purge.
+		AllowDirect: true,
+		Duplicates:  noDedupe,
 	}, {
 		Name:              deadStream(q),
 		Subjects:          []string{"natsjobs." + q + ".dead.>"},
 		Storage:           storage,
 		Replicas:          c.cfg.Replicas,
 		MaxMsgsPerSubject: 1,
+		AllowDirect:       true,
 		Duplicates:        10 * time.Minute, // dead-letter IDs: one per stored delivery
 	}, {
 		Name:       advStream(q),

@@ -1,7 +1,10 @@
 package natsjobs
 
 import (
+	"bytes"
+	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -35,9 +38,13 @@ func (w *worker) run(d *delivery) {
 		Queue:   w.queue,
 		Payload: m.Data(),
 		Header:  userHeader(hdr),
+		timeout: jobTimeout(hdr),
 	}
 	if r.Scheduled.IsZero() {
 		r.Scheduled = meta.Timestamp
+	}
+	if h := testHookRun; h != nil {
+		h(r.ID)
 	}
 	ctx, cancel := context.WithTimeout(w.ctx, w.c.cfg.Timeout)
 	defer cancel()
@@ -52,9 +59,27 @@ func (w *worker) run(d *delivery) {
 		}
 		if !current {
 			m.Ack()
+			if h := testHookWithdrawn; h != nil {
+				h(r.ID)
+			}
 			return
 		}
+	} else if ok, err := w.c.stored(ctx, w.queue, seq); err != nil || !ok {
+		// Cancel is final: a delivery whose message was withdrawn
+		// (cancelled, replaced, or settled by another run) does not
+		// start, however long it waited here. The rearm above is the
+		// same check for a cron activation.
+		if err != nil {
+			m.NakWithDelay(scheduleLead) // not known: ask again later
+			return
+		}
+		m.Ack()
+		if h := testHookWithdrawn; h != nil {
+			h(r.ID)
+		}
+		return
 	}
+	r.Started = time.Now()
 	ev := jobs.Event{Run: r.Run, Lateness: max(r.Started.Sub(r.Scheduled), 0)}
 	if r.Attempt > w.opts.Retry.Attempts {
 		// Delivered again after its last attempt without an outcome:
@@ -66,9 +91,23 @@ func (w *worker) run(d *delivery) {
 		return
 	}
 
+	cancel() // the handler may run longer than Config.Timeout
+
 	hook(w.opts.Hooks.OnStart, ev)
-	ev.Err = w.call(r)
+	stopped, err := w.call(d, r)
+	ev.Err = err
 	ev.Duration = time.Since(r.Started)
+	w.settling.Add(1) // before the CAS, so that drain's Wait sees it
+	defer w.settling.Done()
+	if !d.state.CompareAndSwap(running, settled) {
+		return // abandoned by Work's shutdown, which gave it back
+	}
+	if stopped && ev.Err != nil {
+		w.giveBack(d) // cancelled by Work's shutdown: not an attempt
+		return
+	}
+	ctx, cancel = context.WithTimeout(w.ctx, w.c.cfg.Timeout)
+	defer cancel()
 	var confirmed error
 	switch {
 	case ev.Err == nil:
@@ -90,7 +129,7 @@ func (w *worker) run(d *delivery) {
 	default:
 		ev.Outcome = jobs.Retrying
 		var gone bool
-		if gone, confirmed = w.retry(ctx, r, m, seq); gone {
+		if gone, confirmed = w.retry(ctx, r, m, seq, ev.Err); gone {
 			ev.Outcome = jobs.Canceled
 		}
 	}
@@ -127,15 +166,120 @@ func (w *worker) succeedOnce(ctx context.Context, m jetstream.Msg, seq uint64) e
 // of the job stored its outcome, or it was cancelled or replaced.
 var errTaken = errors.New("natsjobs: outcome stored by another run")
 
-// call runs the handler and turns a panic into an error. (The keeper,
+// call runs the handler with its ctx and turns a panic into an error;
+// stopped reports that Work's shutdown cancelled the ctx. (The keeper,
 // not call, tells the server the delivery is in progress.)
-func (w *worker) call(r Run) (err error) {
+func (w *worker) call(d *delivery, r Run) (stopped bool, err error) {
+	ctx, cancel := context.WithCancelCause(w.ctx)
+	defer cancel(nil)
+	w.mu.Lock()
+	d.cancel = cancel
+	if w.cancelling {
+		cancel(ErrShutdown)
+	}
+	w.mu.Unlock()
+	run := ctx
+	if t := cmp.Or(r.timeout, w.opts.Timeout); t > 0 {
+		var stop context.CancelFunc
+		run, stop = context.WithTimeout(ctx, t)
+		defer stop()
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			err = &jobs.PanicError{Value: p, Stack: debug.Stack()}
 		}
+		stopped = context.Cause(ctx) == ErrShutdown
 	}()
-	return w.fn(w.ctx, r)
+	return false, w.fn(run, r)
+}
+
+// jobTimeout reads Job.Timeout from a job's headers (zero if absent).
+func jobTimeout(h nats.Header) time.Duration {
+	ns, _ := strconv.ParseInt(h.Get(hdrTimeout), 10, 64)
+	return time.Duration(max(ns, 0))
+}
+
+// giveBack returns deliveries to the queue without using up an attempt
+// (a Nak would: the server counts deliveries, and the next run's Attempt
+// with them). Each is stored again as a fresh copy of its message, with
+// the count of failed attempts before this one and its time, on condition
+// that the message is still the job's ready message (a job cancelled or
+// replaced meanwhile stays so); the server then drops the old message
+// (one per subject) and the delivery is acknowledged. A copy that cannot
+// be stored within Config.Timeout is given back by a Nak instead.
+func (w *worker) giveBack(ds ...*delivery) {
+	type pending struct {
+		d *delivery
+		f jetstream.PubAckFuture
+	}
+	var sent []pending
+	for _, d := range ds {
+		msg, seq, ok := w.freshCopy(d.msg)
+		if !ok {
+			d.msg.Nak()
+			w.done(d)
+			continue
+		}
+		f, err := w.c.js.PublishMsgAsync(msg, jetstream.WithExpectLastSequenceForSubject(seq, msg.Subject))
+		if err != nil {
+			d.msg.Nak()
+			w.done(d)
+			continue
+		}
+		sent = append(sent, pending{d, f})
+	}
+	t := time.NewTimer(w.c.cfg.Timeout)
+	defer t.Stop()
+	for _, p := range sent {
+		select {
+		case <-p.f.Ok():
+			p.d.msg.Ack()
+		case err := <-p.f.Err():
+			if wrongLastSeq(err) {
+				p.d.msg.Ack() // withdrawn meanwhile
+			} else {
+				p.d.msg.Nak()
+			}
+		case <-t.C:
+			p.d.msg.Nak()
+		}
+		w.done(p.d)
+	}
+	if h := testHookGivenBack; h != nil && len(ds) > 0 {
+		h(len(ds))
+	}
+}
+
+// testHookGivenBack, if set, is called with the number of deliveries
+// each giveBack call returned.
+var testHookGivenBack func(n int)
+
+// freshCopy builds the message that gives m back: its subject, payload,
+// the job's headers and this package's, with the server's (Nats-...)
+// left out, since those of a schedule would withdraw the job's next
+// one. It returns m's stream sequence too.
+func (w *worker) freshCopy(m jetstream.Msg) (*nats.Msg, uint64, bool) {
+	meta, err := m.Metadata()
+	if err != nil {
+		return nil, 0, false
+	}
+	h := m.Headers()
+	msg := &nats.Msg{Subject: m.Subject(), Data: m.Data(), Header: make(nats.Header, len(h))}
+	for k, v := range h {
+		if !strings.HasPrefix(k, "Nats-") {
+			msg.Header[k] = v
+		}
+	}
+	prior, _ := strconv.Atoi(h.Get(hdrAttempts))
+	if failed := prior + int(meta.NumDelivered) - 1; failed > 0 {
+		msg.Header[hdrAttempts] = []string{strconv.Itoa(failed)}
+	} else {
+		delete(msg.Header, hdrAttempts)
+	}
+	if h.Get(hdrDue) == "" { // keep Run.Scheduled: when it was stored
+		msg.Header[hdrDue] = []string{strconv.FormatInt(meta.Timestamp.UnixNano(), 10)}
+	}
+	return msg, meta.Sequence.Stream, true
 }
 
 // retry arranges the next attempt after the policy's delay. A short delay
@@ -146,7 +290,7 @@ func (w *worker) call(r Run) (err error) {
 // schedule is stored only if the delivery is still the job's ready
 // message: gone reports a job cancelled or replaced while it ran, which
 // is not retried.
-func (w *worker) retry(ctx context.Context, r Run, m jetstream.Msg, seq uint64) (gone bool, err error) {
+func (w *worker) retry(ctx context.Context, r Run, m jetstream.Msg, seq uint64, cause error) (gone bool, err error) {
 	delay := backoff(&w.opts.Retry, r.Attempt)
 	if delay <= scheduleLead || m.Headers().Get(hdrCron) != "" {
 		// A nak of a withdrawn message is a no-op: no retry either.
@@ -156,6 +300,7 @@ func (w *worker) retry(ctx context.Context, r Run, m jetstream.Msg, seq uint64) 
 	if err != nil {
 		return false, err
 	}
+	msg.Header[hdrError] = []string{errorText(cause)} // for Get and List
 	_, err = w.c.js.PublishMsg(ctx, msg, jetstream.WithExpectLastSequenceForSubject(seq, readySubject(r.Queue, r.ID)))
 	if errIs(err, jetstream.JSErrCodeStreamWrongLastSequence) || errIs(err, jetstream.JSErrCodeStreamWrongLastSequenceConstant) {
 		m.Ack()
@@ -171,11 +316,65 @@ func (w *worker) retry(ctx context.Context, r Run, m jetstream.Msg, seq uint64) 
 // withdrawn reports whether the delivery's message left the work stream
 // (the job was cancelled or replaced) while it ran.
 func (w *worker) withdrawn(ctx context.Context, seq uint64) (bool, error) {
-	_, err := w.stream.GetMsg(ctx, seq)
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
+	ok, err := w.c.stored(ctx, w.queue, seq)
+	return !ok && err == nil, err
+}
+
+// Test hooks, called with the job's ID by run: testHookRun when it takes a
+// delivery from the runners' channel, testHookWithdrawn when a
+// delivery does not start because its message was withdrawn.
+var testHookRun, testHookWithdrawn func(id string)
+
+// stored reports whether the queue's work stream still holds the message
+// with sequence seq, in one round trip to the stream's leader (with one
+// replica, its only server). The message
+// of a job stays stored from its enqueueing to its outcome (the work
+// stream drops it on the acknowledgement); Cancel purges it, an enqueue
+// that replaces the job purges it or stores a newer message on its subject
+// (one per subject), and another run's stored outcome deletes it. The
+// server applies these in order, so once one of them returned, stored
+// answers false.
+func (c *Client) stored(ctx context.Context, queue string, seq uint64) (bool, error) {
+	ctx, cancel := c.timeout(ctx)
+	defer cancel()
+	if c.cfg.Replicas == 1 {
+		// A direct get, answered inline by the stream's only copy
+		// rather than queued for the API's workers; with more copies a
+		// follower could answer from before a purge.
+		req := strconv.AppendUint([]byte(`{"no_hdr":true,"seq":`), seq, 10)
+		resp, err := c.nc.RequestWithContext(ctx, "$JS.API.DIRECT.GET."+workStream(queue), append(req, '}'))
+		if err != nil {
+			return false, c.apiErr("check "+strconv.FormatUint(seq, 10), err)
+		}
+		switch status := resp.Header.Get("Status"); status {
+		case "":
+			return true, nil
+		case "404":
+			return false, nil
+		default:
+			return false, fmt.Errorf("natsjobs: check %d: status %s %s", seq, status, resp.Header.Get("Description"))
+		}
+	}
+	req := strconv.AppendUint([]byte(`{"seq":`), seq, 10)
+	resp, err := c.nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET."+workStream(queue), append(req, '}'))
+	if err != nil {
+		return false, c.apiErr("check "+strconv.FormatUint(seq, 10), err)
+	}
+	// The answer is the message, subject and base64 data and headers,
+	// or an error: no other `"error":` can appear in it.
+	if !bytes.Contains(resp.Data, []byte(`"error":`)) {
 		return true, nil
 	}
-	return false, w.c.apiErr("check delivery", err)
+	var r struct {
+		Error *jetstream.APIError `json:"error"`
+	}
+	if err := json.Unmarshal(resp.Data, &r); err != nil || r.Error == nil {
+		return false, fmt.Errorf("natsjobs: check %d: %q", seq, resp.Data)
+	}
+	if r.Error.ErrorCode == jetstream.JSErrCodeMessageNotFound {
+		return false, nil
+	}
+	return false, c.apiErr("check "+strconv.FormatUint(seq, 10), r.Error)
 }
 
 // hook calls a user hook, if set, and recovers its panic: a hook must not
@@ -193,7 +392,7 @@ func hook(h func(jobs.Event), ev jobs.Event) {
 }
 
 func (r *Run) job() Job {
-	return Job{Queue: r.Queue, ID: r.ID, Payload: r.Payload, Header: r.Header}
+	return Job{Queue: r.Queue, ID: r.ID, Payload: r.Payload, Header: r.Header, Timeout: r.timeout}
 }
 
 // userHeader returns the job's own headers, without the reserved ones.

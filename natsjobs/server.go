@@ -1,6 +1,7 @@
 package natsjobs
 
 import (
+	"crypto/tls"
 	"fmt"
 	"net"
 	"os"
@@ -22,9 +23,12 @@ type embedded struct {
 	tempDir string // removed on stop; set in Ephemeral mode
 }
 
-// startEmbedded starts a JetStream server in this process. It listens for
-// clients only when listen is not empty ("127.0.0.1:0" picks a free port).
-func startEmbedded(storeDir string, ephemeral bool, listen string) (*embedded, error) {
+// startEmbedded starts a JetStream server in this process, for cfg's
+// StoreDir or Ephemeral. It listens for clients only when cfg.Listen is
+// not empty ("127.0.0.1:0" picks a free port), and requires cfg's
+// credentials and TLS of every client.
+func startEmbedded(cfg *Config) (*embedded, error) {
+	storeDir, ephemeral, listen := cfg.StoreDir, cfg.Ephemeral, cfg.Listen
 	e := &embedded{}
 	if ephemeral {
 		dir, err := os.MkdirTemp("", "natsjobs-*")
@@ -49,6 +53,19 @@ func startEmbedded(storeDir string, ephemeral bool, listen string) (*embedded, e
 		NoLog:      true,
 		NoSigs:     true,
 		DontListen: listen == "",
+	}
+	switch {
+	case cfg.Token != "":
+		opts.Authorization = cfg.Token
+	case cfg.User != "":
+		opts.Username, opts.Password = cfg.User, cfg.Password
+	case cfg.NKeySeed != "":
+		_, pub, _ := nkeyUser(cfg.NKeySeed) // validated
+		opts.Nkeys = []*server.NkeyUser{{Nkey: pub}}
+	}
+	if cfg.TLS != nil {
+		opts.TLS, opts.TLSConfig = true, cfg.TLS.Clone()
+		opts.TLSVerify = cfg.TLS.ClientAuth == tls.RequireAndVerifyClientCert
 	}
 	if listen != "" {
 		host, port, err := net.SplitHostPort(listen)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -14,8 +15,10 @@ import (
 
 // Func is a job handler. It returns nil for success, an error to be
 // retried under the Work call's Retry policy, or jobs.Permanent(err) to
-// give up at once. ctx carries the values of Work's ctx but is not
-// cancelled when Work stops: Work waits for running handlers. A panic is
+// give up at once. ctx carries the values of Work's ctx; it is cancelled
+// when the attempt's timeout passes (Job.Timeout, WorkOptions.Timeout:
+// context.DeadlineExceeded) and when Work stopped and WorkOptions.Grace
+// passed (cause ErrShutdown), not when Work's ctx ends. A panic is
 // recovered as a *jobs.PanicError and retried like an error. A handler
 // that calls runtime.Goexit has no outcome: its delivery is given back to
 // the server at once, which redelivers it as the next attempt.
@@ -34,6 +37,8 @@ type Run struct {
 	Queue   string
 	Payload []byte
 	Header  map[string]string
+
+	timeout time.Duration // Job.Timeout
 }
 
 // WorkOptions tune a Work call. The zero value is usable.
@@ -61,7 +66,22 @@ type WorkOptions struct {
 	// whose success was stored first; the other success is not reported.
 	// Event.Name is empty; OnSkip and OnCancel
 	// are not used. Hooks run on the worker goroutine that ran the job.
+	// A run that Work's shutdown gave back (see Work) is not reported.
 	Hooks jobs.Hooks
+	// Timeout bounds each attempt: the handler's ctx is cancelled Timeout
+	// after the attempt starts (context.DeadlineExceeded), and an error
+	// it then returns fails the attempt like any other. Job.Timeout
+	// overrides it per job. Zero means none; negative is an error.
+	Timeout time.Duration
+	// Grace is how long running handlers may go on once Work stopped
+	// taking jobs (its ctx ended or the Client closed) before their ctx
+	// is cancelled with the cause ErrShutdown. Zero means 10 s; negative
+	// is an error.
+	Grace time.Duration
+	// Middleware wraps the handler, the first element outermost, as
+	// jobs.Options.Middleware does; each wrapper is applied once, when
+	// Work starts. A nil element is an error.
+	Middleware []func(Func) Func
 	// DeadLetter, if set, is called once per job stored in the dead
 	// letters, by the worker that stored it (for a crash-looping job,
 	// whichever Work call of the queue handles the server's advisory).
@@ -69,10 +89,26 @@ type WorkOptions struct {
 }
 
 // Work runs fn for the jobs of queue as they fall due, until ctx is done
-// or the Client is closed; then it stops taking jobs, lets running
-// handlers finish (their ctx is not cancelled), records their outcomes and
-// returns nil. Jobs it had received but not started go back to the server
-// at once.
+// or the Client is closed; then it shuts down and returns nil:
+//
+//  1. It stops taking jobs. Those it had received but not started go back
+//     to the server at once.
+//  2. Running handlers have WorkOptions.Grace to finish; their outcomes
+//     are recorded as usual.
+//  3. Then their ctx is cancelled with the cause ErrShutdown, and they
+//     have Config.Timeout more to return. A handler that returns an error
+//     now has no outcome: its job goes back to the queue.
+//  4. A handler still running after that is abandoned: its job goes back
+//     to the queue, its goroutine is left to end on its own, and what it
+//     returns is ignored.
+//
+// So Work returns within Grace + 2 × Config.Timeout once it stopped
+// consuming (storing outcomes and giving jobs back take up to
+// Config.Timeout each).
+// A job given back is not counted as failed: its next run has the same
+// Attempt, it is neither retried nor dead-lettered for it, and OnFinish
+// does not see it. Each goes back on condition that it is still the
+// job's current copy: a job cancelled or replaced meanwhile stays so.
 //
 // Any number of Work calls, in any number of processes, share one durable
 // consumer per queue: each delivery goes to exactly one of them. A job
@@ -108,6 +144,21 @@ func (c *Client) Work(ctx context.Context, queue string, fn Func, opts WorkOptio
 	if opts.Concurrency == 0 {
 		opts.Concurrency = 1
 	}
+	if opts.Timeout < 0 {
+		return invalidf("Work: negative Timeout %v", opts.Timeout)
+	}
+	if opts.Grace < 0 {
+		return invalidf("Work: negative Grace %v", opts.Grace)
+	}
+	if opts.Grace == 0 {
+		opts.Grace = defaultGrace
+	}
+	for i := len(opts.Middleware) - 1; i >= 0; i-- {
+		if opts.Middleware[i] == nil {
+			return invalidf("Work: Middleware[%d] is nil", i)
+		}
+		fn = opts.Middleware[i](fn)
+	}
 	var err error
 	if opts.Retry, err = policy(opts.Retry); err != nil {
 		return err
@@ -133,6 +184,9 @@ func (c *Client) Work(ctx context.Context, queue string, fn Func, opts WorkOptio
 	}
 	return w.serve(ctx)
 }
+
+// defaultGrace is the Grace of a zero WorkOptions.Grace.
+const defaultGrace = 10 * time.Second
 
 // testHookSetupFailed, if set, is called with each failed setup attempt
 // that Work retries.
@@ -186,11 +240,17 @@ type worker struct {
 	stopping chan struct{} // closed when Work stops taking jobs
 	runs     chan *delivery
 	wg       sync.WaitGroup // runners and hand-over goroutines
+	// settling counts runners storing an outcome: shutdown waits for
+	// them even when it abandons handlers.
+	settling sync.WaitGroup
 
 	mu sync.Mutex
 	// live holds every delivery received and not finished, true while it
 	// waits in the wheel; the keeper tells the server they are in progress.
 	live map[*delivery]bool
+	// cancelling is set when Grace passed: a handler starting after it
+	// gets a cancelled ctx.
+	cancelling bool
 
 	// arrivals bounds how long a delivery waited in the client library's
 	// buffer before receive saw it; only receive uses it.
@@ -236,7 +296,19 @@ type delivery struct {
 	received time.Time // no later than its arrival in this process (monotonic)
 	due      time.Time
 	timer    timingwheel.Timer[*delivery]
+	// cancel cancels the running handler's ctx; set under worker.mu.
+	cancel context.CancelCauseFunc
+	// state settles who answers the server for a delivery whose handler
+	// ran: the runner (settled) or shutdown (abandoned), by one CAS.
+	state atomic.Int32
 }
+
+// delivery states.
+const (
+	running int32 = iota
+	settled
+	abandoned
+)
 
 // setup creates or updates the queue's shared consumers and the wheel.
 func (w *worker) setup(ctx context.Context) error {
@@ -306,18 +378,67 @@ func (w *worker) serve(ctx context.Context) error {
 	<-cc.Closed()
 	<-ac.Closed()
 	w.wheel.Stop()
+	var back []*delivery
 	w.mu.Lock()
 	for d, inWheel := range w.live {
 		if inWheel {
-			d.msg.Nak()
-			delete(w.live, d)
+			back = append(back, d)
 		}
 	}
 	w.mu.Unlock()
-	w.wg.Wait()
+	w.wg.Add(1)
+	go func() { // during the grace, so that drain's bound holds
+		defer w.wg.Done()
+		w.giveBack(back...)
+	}()
+	w.drain()
 	close(kept)
-	<-keeperDone // Work returns with none of its goroutines left
+	<-keeperDone
 	return nil
+}
+
+// drain waits for the runners: Grace for their handlers to finish, then
+// Config.Timeout more after cancelling them; a handler still running then
+// is abandoned and its delivery given back. It returns once no runner is
+// storing an outcome.
+func (w *worker) drain() {
+	runners := make(chan struct{})
+	go func() { // ends when the last runner does, abandoned ones included
+		w.wg.Wait()
+		close(runners)
+	}()
+	grace := time.NewTimer(w.opts.Grace)
+	defer grace.Stop()
+	select {
+	case <-runners:
+		return // Work returns with none of its goroutines left
+	case <-grace.C:
+	}
+	w.mu.Lock()
+	w.cancelling = true
+	for d := range w.live {
+		if d.cancel != nil {
+			d.cancel(ErrShutdown)
+		}
+	}
+	w.mu.Unlock()
+	bound := time.NewTimer(w.c.cfg.Timeout)
+	defer bound.Stop()
+	select {
+	case <-runners:
+		return
+	case <-bound.C:
+	}
+	var back []*delivery
+	w.mu.Lock()
+	for d, inWheel := range w.live {
+		if !inWheel && d.cancel != nil && d.state.CompareAndSwap(running, abandoned) {
+			back = append(back, d)
+		}
+	}
+	w.mu.Unlock()
+	w.giveBack(back...)
+	w.settling.Wait()
 }
 
 // keep tells the server every AckWait/3 that each live delivery is in
@@ -378,11 +499,18 @@ func (w *worker) receive(m jetstream.Msg) {
 			// Convert the wall-clock due time to this process's
 			// monotonic clock, as the wheel wants.
 			w.wheel.ScheduleAt(&d.timer, now.Add(wait))
+			if h := testHookHeld; h != nil {
+				h(idOf(m.Subject(), readySubject(w.queue, "")), d.due)
+			}
 			return
 		}
 	}
 	w.handOver(d)
 }
+
+// testHookHeld, if set, is called with the job's ID and time when receive
+// put a delivery in the wheel.
+var testHookHeld func(id string, due time.Time)
 
 // fire runs on the wheel's goroutine when a held delivery falls due. It
 // must not block, so a goroutine hands the delivery to a runner.
@@ -412,8 +540,7 @@ func (w *worker) handOver(d *delivery) {
 	select {
 	case w.runs <- d:
 	case <-w.stopping:
-		d.msg.Nak()
-		w.done(d)
+		w.giveBack(d)
 	}
 }
 
@@ -441,7 +568,9 @@ func (w *worker) runOne(d *delivery) {
 		if finished {
 			return
 		}
-		d.msg.Nak()
+		if d.state.CompareAndSwap(running, settled) { // not abandoned
+			d.msg.Nak()
+		}
 		w.done(d)
 		w.wg.Add(1)
 		go w.runner()

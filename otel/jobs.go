@@ -43,14 +43,18 @@ type Jobs struct {
 	open map[runKey][]trace.Span
 }
 
-// runKey identifies an attempt in both the middleware and the hook.
+// runKey identifies an attempt in both the middleware and the hook: by
+// its Seq, which a jobs.Scheduler gives each attempt, and the fields
+// besides, for Runs made elsewhere (Seq 0), whose attempts with equal
+// fields are matched first in, first out.
 type runKey struct {
+	seq                uint64
 	id                 string
 	attempt            int
 	scheduled, started time.Time
 }
 
-func keyOf(r jobs.Run) runKey { return runKey{r.ID, r.Attempt, r.Scheduled, r.Started} }
+func keyOf(r jobs.Run) runKey { return runKey{r.Seq, r.ID, r.Attempt, r.Scheduled, r.Started} }
 
 // NewJobs makes the tracer and the instruments. It fails only if the
 // meter provider refuses an instrument.

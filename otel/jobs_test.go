@@ -3,6 +3,7 @@ package ttlotel_test
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -164,4 +165,83 @@ func attrs(kvs []attribute.KeyValue) map[attribute.Key]attribute.Value {
 		m[kv.Key] = kv.Value
 	}
 	return m
+}
+
+// gate is a span processor that holds the start of the second span until
+// release is closed, so that the first span is the first one the
+// middleware files.
+type gate struct {
+	started atomic.Int32
+	release chan struct{}
+}
+
+func (g *gate) OnStart(context.Context, sdktrace.ReadWriteSpan) {
+	if g.started.Add(1) == 2 {
+		<-g.release
+	}
+}
+func (g *gate) OnEnd(sdktrace.ReadOnlySpan)      {}
+func (g *gate) Shutdown(context.Context) error   { return nil }
+func (g *gate) ForceFlush(context.Context) error { return nil }
+
+// TestJobsEqualRunsKeepTheirSpans pins issue 20 item 7: spans were matched
+// to their OnFinish by the Run's ID, attempt and times, first in, first
+// out, so two attempts with equal Runs (two Triggers of an OverlapAllow
+// job at one instant) swapped spans: the long failing run's span ended
+// "succeeded, 0s" when the short one finished. Runs are now matched by
+// their Seq, which tells attempts apart.
+func TestJobsEqualRunsKeepTheirSpans(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sr := tracetest.NewSpanRecorder()
+		g := &gate{release: make(chan struct{})}
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(g), sdktrace.WithSpanProcessor(sr))
+		tel, err := ttlotel.NewJobs(ttlotel.Config{TracerProvider: tp, MeterProvider: sdkmetric.NewMeterProvider()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := jobs.New(tel.Instrument(jobs.Options{Workers: 2}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Shutdown(context.Background())
+		var calls atomic.Int32
+		var slow trace.SpanID // the span the failing attempt's ctx carries
+		// The first attempt (the first span filed) runs 1s and fails; the
+		// second, held until then, succeeds at once, and finishes first.
+		err = s.Add("j", jobs.After(time.Hour), func(ctx context.Context, _ jobs.Run) error {
+			if calls.Add(1) == 1 {
+				slow = trace.SpanContextFromContext(ctx).SpanID()
+				close(g.release)
+				time.Sleep(time.Second)
+				return errors.New("slow failure")
+			}
+			return nil
+		}, jobs.JobOptions{Overlap: jobs.OverlapAllow})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			if err := s.Trigger("j"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		time.Sleep(time.Minute)
+		synctest.Wait()
+
+		ended := sr.Ended()
+		if len(ended) != 2 {
+			t.Fatalf("%d spans ended, want 2", len(ended))
+		}
+		for _, sp := range ended {
+			outcome := attrs(sp.Attributes())["ttlkit.job.outcome"].AsString()
+			d := sp.EndTime().Sub(sp.StartTime())
+			if sp.SpanContext().SpanID() == slow {
+				if outcome != "failed" || d != time.Second || sp.Status().Code != codes.Error {
+					t.Errorf("the failing attempt's span: %s, %v, status %v; want failed, 1s, Error", outcome, d, sp.Status().Code)
+				}
+			} else if outcome != "succeeded" || d != 0 || sp.Status().Code != codes.Unset {
+				t.Errorf("the succeeding attempt's span: %s, %v, status %v; want succeeded, 0s, Unset", outcome, d, sp.Status().Code)
+			}
+		}
+	})
 }

@@ -48,7 +48,7 @@ func NewJobsCollector(name string, s *jobs.Scheduler) prometheus.Collector {
 	counter("ttlkit_jobs_dead_letters_total", "Occurrences that failed for good.", func(s jobs.Stats) uint64 { return s.DeadLetters })
 	counter("ttlkit_jobs_skipped_total", "Occurrences dropped by the overlap policy.", func(s jobs.Stats) uint64 { return s.Skipped })
 	counter("ttlkit_jobs_deferred_total", "Times a due run found the queue full and waited a tick.", func(s jobs.Stats) uint64 { return s.Deferred })
-	counter("ttlkit_jobs_dropped_total", "Queued runs never started because Shutdown began.", func(s jobs.Stats) uint64 { return s.Dropped })
+	counter("ttlkit_jobs_dropped_total", "Runs never started because Shutdown began (queued, armed retries, waiting).", func(s jobs.Stats) uint64 { return s.Dropped })
 	counter("ttlkit_jobs_clock_steps_total", "Wall-clock steps detected.", func(s jobs.Stats) uint64 { return s.ClockSteps })
 	histogram := func(name, help string, v func(*jobs.Stats) *jobs.Durations) {
 		c.histogram(name, help, l, func(s jobs.Stats) (uint64, float64, map[float64]uint64) {

@@ -44,7 +44,7 @@ ttlkit_jobs_dead_letters_total{scheduler="orders"} 1
 # HELP ttlkit_jobs_deferred_total Times a due run found the queue full and waited a tick.
 # TYPE ttlkit_jobs_deferred_total counter
 ttlkit_jobs_deferred_total{scheduler="orders"} 0
-# HELP ttlkit_jobs_dropped_total Queued runs never started because Shutdown began.
+# HELP ttlkit_jobs_dropped_total Runs never started because Shutdown began (queued, armed retries, waiting).
 # TYPE ttlkit_jobs_dropped_total counter
 ttlkit_jobs_dropped_total{scheduler="orders"} 0
 # HELP ttlkit_jobs_lateness_seconds How late attempts started (after their due time), counted at start.

@@ -29,6 +29,10 @@ type Output struct {
 	// Failed and Skipped hold the names from "--- FAIL: name" and
 	// "--- SKIP: name" lines (suffix stripped), in order of appearance.
 	Failed, Skipped []string
+	// Notes are the lines a benchmark printed starting with "note: ", without
+	// that prefix: what it wants the report to say (a part skipped, and why).
+	// go test shows a skipped benchmark's message only with -v.
+	Notes []string
 	// Header holds the "key: value" lines go test prints before the first
 	// benchmark: goos, goarch, pkg, cpu.
 	Header map[string]string
@@ -83,6 +87,8 @@ func parseOutput(r io.Reader) (*Output, error) {
 				out.Results = append(out.Results, res)
 				pending = ""
 			}
+		case strings.HasPrefix(line, notePrefix):
+			out.Notes = append(out.Notes, strings.TrimSpace(strings.TrimPrefix(line, notePrefix)))
 		case strings.HasPrefix(strings.TrimSpace(line), "--- FAIL: ") && len(fields) >= 3:
 			name, _ := splitProcs(fields[2])
 			out.Failed = append(out.Failed, name)
@@ -97,6 +103,9 @@ func parseOutput(r io.Reader) (*Output, error) {
 	}
 	return out, sc.Err()
 }
+
+// notePrefix starts a line a benchmark prints for the report (Output.Notes).
+const notePrefix = "note: "
 
 func isHeaderKey(k string) bool {
 	switch k {

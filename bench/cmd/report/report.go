@@ -40,7 +40,7 @@ var unitAbout = map[string]string{
 	"cpu-ns/op":   "process CPU ns per operation",
 	"cpu-ns/msg":  "server CPU ns per message",
 	"B/pending":   "heap bytes per pending timer",
-	"B/entry":     "heap bytes per entry beyond the payload",
+	"B/entry":     "heap bytes per entry",
 	"MiB-held":    "MiB of heap held",
 	"cpu-ms/s":    "CPU ms per second of wall time",
 	"reclaim-ms":  "ms after the last deadline",
@@ -57,7 +57,10 @@ func describeUnit(u string) string {
 // palette colours implementations in order of first appearance in the
 // report, so that one name has one colour in every chart. ttlkit and the
 // reference get fixed colours, baselines grey.
-var palette = []string{"#009e73", "#e69f00", "#cc79a7", "#56b4e9", "#8c6d31", "#6a3d9a", "#b15928", "#1b9e77"}
+// Twelve colours, none close to ttlkit's blue, go-zero's orange or the
+// baselines' grey: the hit-ratio suite alone compares ten caches.
+var palette = []string{"#009e73", "#e69f00", "#cc79a7", "#56b4e9", "#8c6d31", "#6a3d9a", "#b15928", "#332288",
+	"#999933", "#882255", "#44aa99", "#f0e442"}
 
 type colors struct {
 	byName map[string]string
@@ -368,11 +371,26 @@ func writeSuite(p *mdWriter, rep *report, r *suiteRun) {
 			p.line("")
 		}
 	}
+	if r.Output != nil {
+		for _, n := range r.Output.Notes {
+			p.line("> " + n)
+			p.line("")
+		}
+	}
 	for _, ch := range rep.Charts[s.ID] {
 		p.line(fmt.Sprintf("![%s](img/%s)", ch.Title, ch.File))
 		p.line("")
 	}
 	for _, t := range r.Tables {
+		if s.Matrix != "" && slices.Contains(t.Units, s.Matrix) {
+			writeMatrix(p, s, t)
+			p.line("<details><summary>Every figure of Benchmark" + t.Func + "</summary>")
+			p.line("")
+			writeTable(p, rep, s, t)
+			p.line("</details>")
+			p.line("")
+			continue
+		}
 		writeTable(p, rep, s, t)
 	}
 }

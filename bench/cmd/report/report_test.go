@@ -752,3 +752,47 @@ func TestWriteTableColumns(t *testing.T) {
 		}
 	}
 }
+
+const hitLines = "note: BenchmarkHitRatio: real traces skipped: no folder\n" +
+	"BenchmarkHitRatio/trace=loop/cap=25%/impl=ttlkit-2 \t 1\t 0 hit%\t 252.0 max-held\t 246.4 ns/access\n" +
+	"BenchmarkHitRatio/trace=loop/cap=25%/impl=otter-2 \t 1\t 23.86 hit%\t 252.0 max-held\t 511.4 ns/access\n" +
+	"BenchmarkHitRatio/trace=loop/cap=25%/impl=arc-2 \t 1\t 0 hit%\t 253.0 max-held\t 589.5 ns/access\t 3 over-cap\n" +
+	"BenchmarkHitRatio/trace=loop/cap=25%/impl=belady-2 \t 1\t 24.88 hit%\t 252.0 max-held\t 72.49 ns/access\n" +
+	"BenchmarkHitRatio/trace=all/cap=mean/impl=ttlkit-2 \t 1\t 24 cells\t 42.55 hit%\n" +
+	"BenchmarkHitRatio/trace=all/cap=mean/impl=otter-2 \t 1\t 24 cells\t 44.19 hit%\n" +
+	"BenchmarkHitRatio/trace=all/cap=mean/impl=belady-2 \t 1\t 24 cells\t 55.49 hit%\n"
+
+// TestWriteMatrix: a suite with a Matrix unit shows it as a table of groups
+// by implementations, the best peer in bold (never a baseline, even when
+// it is higher), followed by the full table folded away; the benchmark's
+// notes are quoted.
+func TestWriteMatrix(t *testing.T) {
+	out, err := parseOutput(strings.NewReader(hitLines))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"BenchmarkHitRatio: real traces skipped: no folder"}; !slices.Equal(out.Notes, want) {
+		t.Errorf("notes %q, want %q", out.Notes, want)
+	}
+	r := &suiteRun{Suite: suiteByID(t, "hitratio"), Status: StatusOK, Output: out, Tables: buildTables(out.Results)}
+	var b strings.Builder
+	writeSuite(&mdWriter{w: &b}, &report{}, r)
+	md := b.String()
+	got := strings.Split(md, "\n")
+	for _, w := range []string{
+		"> BenchmarkHitRatio: real traces skipped: no folder",
+		"| benchmark | **ttlkit** | otter | arc | belady (ref) |",
+		"| trace=loop/cap=25% | 0 | **23.9** | 0 | 24.9 |",
+		"| trace=all/cap=mean | 42.5 | **44.2** |  | 55.5 |",
+		"<details><summary>Every figure of BenchmarkHitRatio</summary>",
+		"| benchmark | impl | `hit%` | `max-held` | `over-cap` | `ns/access` | `cells` | × best |",
+		"|  | arc | 0 | 253 | 3 | 590 |  | 0.00× |",
+	} {
+		if !slices.Contains(got, w) {
+			t.Errorf("the section lacks the line\n%s\ngot:\n%s", w, md)
+		}
+	}
+	if strings.Index(md, "| benchmark | **ttlkit** |") > strings.Index(md, "<details>") {
+		t.Errorf("the matrix does not come before the folded table:\n%s", md)
+	}
+}

@@ -35,7 +35,7 @@ func TestQuickSmoke(t *testing.T) {
 	if !strings.Contains(md, "**Quick mode**") {
 		t.Errorf("the quick report does not say it is one")
 	}
-	for _, id := range []string{"wheel", "accuracy"} {
+	for _, id := range []string{"wheel", "accuracy", "hitratio"} {
 		if !strings.Contains(md, "| ["+id+"](") || strings.Contains(md, "| ["+id+"]("+"#"+anchor(suiteByID(t, id).Title)+") | not run") {
 			t.Errorf("suite %s did not run", id)
 		}

@@ -35,6 +35,12 @@ type suite struct {
 	// by name, which is seldom the order they read best in.
 	Columns []string
 
+	// Matrix, when set, is a unit shown first as one compact table per
+	// benchmark function: a row per group, a column per implementation,
+	// the best peer of each row in bold. The full table (every unit, the
+	// ratios) then follows folded in a <details> element.
+	Matrix string
+
 	Charts []chart
 }
 
@@ -172,10 +178,11 @@ var suites = []suite{
 		ID:    "cache",
 		Title: "Cache: throughput",
 		About: "`GetOrSet`: Get, and Set on a miss, from parallel goroutines over 1M keys (Zipf s = 1.01 or uniform), " +
-			"capacity 100k, TTL 1 h. `Reads`: Get only over 100k resident keys. `ns/op` is wall time per operation " +
+			"capacity 100k, TTL 1 h. `Set`: Set alone in the same shape (overwrites and evicting inserts). `Reads`: " +
+			"Get only over 100k resident keys, from 2 goroutines, and with Zipf keys also from 8 (on 2 processors). `ns/op` is wall time per operation " +
 			"over both cores (throughput); `cpu-ns/op` is process CPU per operation (about 2 × ns/op with both " +
 			"cores busy), which other processes on the machine do not inflate.",
-		Bench:          `^BenchmarkCache(GetOrSet|Reads)$`,
+		Bench:          `^BenchmarkCache(GetOrSet|Set|Reads)$`,
 		Benchtime:      "400ms",
 		QuickBenchtime: "2000x",
 		Ratio:          []string{"cpu-ns/op"},
@@ -187,16 +194,68 @@ var suites = []suite{
 	{
 		ID:    "cachemem",
 		Title: "Cache: bytes per entry",
-		About: "Heap growth across building a cache of capacity 1M and setting 1M keys (TTL 1 h), divided by the " +
-			"keys still held, minus the 16-byte key + value payload. One round per process.",
+		About: "Heap growth across building a cache and setting n keys (TTL 1 h), after full collections, divided by " +
+			"the keys still held; `B/entry` is the mean over n = 47k, 70k, 105k and 160k (`-min`/`-max` the extremes, " +
+			"which a hash table's growth steps set apart). `kv=u64`: uint64 keys and values, the 16-byte payload " +
+			"included; `kv=str`: string keys and 16-byte []byte values whose bytes are pre-built outside the " +
+			"measurement, so what is counted is the cache and the headers it stores. `bound=limit`: capacity n; " +
+			"`bound=none`: no capacity, for the caches that allow it. `empty-KiB` is the live heap of the cache built " +
+			"empty (capacity 160k when bounded); `held%` the share of the last fill still held. Ristretto is waited " +
+			"for after each Set, so it drops none. One round per process.",
 		Bench:          `^BenchmarkCacheBytesPerEntry$`,
 		Benchtime:      "1x",
 		QuickBenchtime: "1x",
 		OneShot:        true,
 		Ratio:          []string{"B/entry"},
+		Columns:        []string{"B/entry", "B/entry-min", "B/entry-max", "empty-KiB", "held%"},
 		Charts: []chart{
-			{File: "cache-bytes.svg", Title: "Cache: heap per entry beyond the 16-byte payload (1M entries)",
-				Units: []string{"B/entry"}},
+			{File: "cache-bytes.svg", Title: "Cache: heap per entry (47k–160k entries)",
+				Units: []string{"B/entry"}, Trim: "CacheBytesPerEntry/"},
+		},
+	},
+	{
+		ID:    "hitratio",
+		Title: "Cache: hit ratio on real traces",
+		About: "The first 1M accesses of five real traces (`../shared/traces` from the repository root, or " +
+			"`$TTLKIT_TRACES`; a clone without the folder skips them: see its README for formats and sources) " +
+			"replayed read-through (Get, then Set after a miss), one goroutine, nothing expires, at 0.1, 1, 5, 10 " +
+			"and 25% of each trace's distinct keys (at least 16; loop's two smallest coincide, 24 cells in all). " +
+			"Every cache is held to its capacity at every access: otter's maintenance runs inline (a synchronous " +
+			"Executor), theine and ristretto are drained by their `Wait` after each Set, the others evict " +
+			"synchronously; the replay checks the entry count after every Set and fails beyond the capacity, " +
+			"except for golang-lru's ARC, which at times holds one entry more (`over-cap` counts those Sets, " +
+			"`max-held` shows the most it held). `exact-lru` is a plain LRU and `belady` Belady's optimum with " +
+			"bypass, the ceiling of any policy; no cache may beat it. `cap=mean` rows are the mean over a trace's " +
+			"cells, `trace=all` over all 24; `trace=zipf` is CacheGetOrSet's Zipf workload (1M keys, s = 1.01, " +
+			"capacity 100k) replayed the same way after 400k uncounted warm-up accesses. `ns/access` is wall " +
+			"time per access including the drains, so it flatters no buffered cache. One round per process.",
+		Bench:          `^BenchmarkHitRatio$`,
+		Benchtime:      "1x",
+		QuickBenchtime: "1x",
+		OneShot:        true,
+		Ratio:          []string{"hit%"},
+		Baselines:      []string{"exact-lru", "belady"},
+		Columns:        []string{"hit%", "max-held", "over-cap", "ns/access", "cells"},
+		Matrix:         "hit%",
+		Charts: []chart{
+			{File: "hitratio-mean.svg", Title: "Cache hit ratio: mean per trace, over all 24 cells, and synthetic Zipf",
+				Units: []string{"hit%"}, Groups: `^HitRatio/trace=[^/]+/cap=mean$|^HitRatio/trace=zipf/`, Trim: "HitRatio/",
+				Axis: "hits per 100 accesses (hit%)"},
+			{File: "hitratio-oltp.svg", Title: "Cache hit ratio: OLTP (ARC's CODASYL database trace), by capacity",
+				Units: []string{"hit%"}, Groups: `^HitRatio/trace=oltp/`, Trim: "HitRatio/trace=oltp/",
+				Axis: "hits per 100 accesses (hit%)"},
+			{File: "hitratio-scarab.svg", Title: "Cache hit ratio: Scarab product recommendations, by capacity",
+				Units: []string{"hit%"}, Groups: `^HitRatio/trace=scarab/`, Trim: "HitRatio/trace=scarab/",
+				Axis: "hits per 100 accesses (hit%)"},
+			{File: "hitratio-web12.svg", Title: "Cache hit ratio: web12 (cache2k's web application trace), by capacity",
+				Units: []string{"hit%"}, Groups: `^HitRatio/trace=web12/`, Trim: "HitRatio/trace=web12/",
+				Axis: "hits per 100 accesses (hit%)"},
+			{File: "hitratio-loop.svg", Title: "Cache hit ratio: loop (LIRS looping scan), by capacity",
+				Units: []string{"hit%"}, Groups: `^HitRatio/trace=loop/`, Trim: "HitRatio/trace=loop/",
+				Axis: "hits per 100 accesses (hit%)"},
+			{File: "hitratio-sprite.svg", Title: "Cache hit ratio: sprite (LIRS Sprite file system), by capacity",
+				Units: []string{"hit%"}, Groups: `^HitRatio/trace=sprite/`, Trim: "HitRatio/trace=sprite/",
+				Axis: "hits per 100 accesses (hit%)"},
 		},
 	},
 	{
@@ -292,6 +351,25 @@ var suites = []suite{
 				UnitSeries: true, SeriesTrim: "-srv-ns/op", Groups: `^IdleEchoRatio/`, Trim: "IdleEchoRatio/",
 				Axis: "server process CPU ns per message"},
 		},
+	},
+	{
+		ID:    "idlehttp",
+		Title: "Idle timeout against http.Server.IdleTimeout",
+		About: "The one job both do: closing HTTP/1.1 keep-alive connections idle between requests, with a 300 ms " +
+			"timeout (idletimeout: `IdleTimeout` with its default Resolution, 300/16 ms, and `ConnState`; " +
+			"`nethttp`: `http.Server.IdleTimeout`); client and server in this process. `close`: 2,000 " +
+			"connections (200 with -short) make one request each and wait; `min/p50/p99/max-ms` run from the " +
+			"response to the close as the client saw it, `early` counts closes sooner than the timeout after the " +
+			"request was sent, `late` those beyond timeout + 2 × Resolution after the response (idletimeout's " +
+			"bound; net/http states none). `request`: keep-alive requests over 1,000 connections per server, the " +
+			"servers taking turns in rounds of 2,000 requests; `<impl>-cpu-ns/op` is process CPU (client and " +
+			"server) per request, `bare` has no idle timeout. Where each fits: the idletimeout package " +
+			"documentation.",
+		Bench:          `^BenchmarkHTTPIdle$`,
+		Benchtime:      "20000x",
+		QuickBenchtime: "2000x",
+		Ratio:          []string{"p99-ms"},
+		Columns:        []string{"conns", "early", "late", "min-ms", "p50-ms", "p99-ms", "max-ms"},
 	},
 	{
 		ID:    "jobsoneshot",
@@ -394,6 +472,47 @@ var suites = []suite{
 			{File: "natsjobs-delayed.svg", Title: "natsjobs: start lateness of 10k delayed jobs",
 				Units: []string{"p50-late-ms", "p99-late-ms", "max-late-ms"}, Groups: `^Delayed/`, Trim: "Delayed/",
 				Axis: "milliseconds after the due time"},
+		},
+	},
+	{
+		ID:    "durable",
+		Title: "Durable job queues: natsjobs, asynq and river",
+		Dir:   "durable",
+		About: "The nested module `bench/durable`: the same workloads through natsjobs (`natsjobs`: embedded server, file " +
+			"storage, in this process; `natsjobs-ext`: the same server as a process of its own, reached over loopback " +
+			"TCP), asynq v0.26.0 on redis-server (append-only file fsynced every second) and river v0.51.2 on " +
+			"PostgreSQL 15 (its defaults: fsync on every commit), each against a fresh server started on loopback " +
+			"with a temporary data directory (`bash durable/install.sh` installs redis-server and PostgreSQL from " +
+			"Debian's packages). Peers run with their defaults, except that river's claim on a running job lapses " +
+			"after 30 s as natsjobs' AckWait and asynq's lease do (its default is an hour). asynq has no bulk enqueue: " +
+			"its `batch=1000` rows are its Enqueue from 8 goroutines. river moves scheduled jobs to available every " +
+			"5 s and asynq checks for due ones every 5 s (`DelayedTaskCheckInterval`): their lateness is that " +
+			"interval, by design. `Enqueue`: jobs due now, one call at a time from 1 or 8 goroutines, or batches of " +
+			"1000. `Run`: 20k no-op jobs stored first, run by 2 or 8 handlers, for at most 60 s (`unrun`: not run by then; river's default fetch cadence takes at most MaxWorkers jobs per 100 ms `FetchCooldown`). `Delayed`: 10k jobs due one after the " +
+			"other at 1k or 5k jobs/s, stored while 8 handlers run them. `Cancel`: 5k jobs due in 20 s cancelled one " +
+			"call at a time; `ran` counts cancelled jobs that ran anyway. `Recovery`: 100k pending jobs, the server " +
+			"stopped (SIGTERM) and started again, then 8 handlers: the first run from the server's start, and runs/s until all ran (at most 120 s). " +
+			"`ServerMemory`: the server's proportional set size per job due in an hour. `Kill`: 6k jobs of 2 ms in " +
+			"a worker process killed with SIGKILL a third of the way; `lost` never finished, `twice` finished twice, " +
+			"`rerun` started again (in flight at the kill). One round per process.",
+		Bench:          `^Benchmark(Enqueue|Run|Delayed|Cancel|Recovery|ServerMemory|Kill)$`,
+		Benchtime:      "1x",
+		QuickBench:     `^Benchmark(Enqueue|Run|Delayed)$/^(goroutines=1|workers=2|rate=1k)$`,
+		QuickBenchtime: "1x",
+		Timeout:        "90m",
+		OneShot:        true,
+		Ratio:          []string{"jobs/s", "runs/s", "p99-late-ms", "cancels/s", "first-run-ms", "B/job", "rerun"},
+		Columns:        []string{"jobs/s", "runs/s", "p50-late-ms", "p99-late-ms", "max-late-ms", "early", "lost", "twice"},
+		Charts: []chart{
+			{File: "durable-enqueue.svg", Title: "Durable queues: jobs stored per second",
+				Units: []string{"jobs/s"}, Groups: `^Enqueue/`, Trim: "Enqueue/", Log: true},
+			{File: "durable-run.svg", Title: "Durable queues: no-op runs per second",
+				Units: []string{"runs/s"}, Groups: `^Run/`, Trim: "Run/", Log: true},
+			{File: "durable-delayed.svg", Title: "Durable queues: p99 start lateness of delayed jobs",
+				Units: []string{"p99-late-ms"}, Groups: `^Delayed/`, Trim: "Delayed/", Log: true,
+				Axis: "milliseconds after the due time (log scale)"},
+			{File: "durable-memory.svg", Title: "Durable queues: server memory per pending job",
+				Units: []string{"B/job"}, Groups: `^ServerMemory`},
 		},
 	},
 }

@@ -138,7 +138,7 @@ func median(vs []float64) float64 {
 // every other unit is a cost.
 var higherIsBetter = map[string]bool{
 	"hit%": true, "held": true, "hit-ratio": true, "MB/s": true, "ops/s": true,
-	"runs/s": true,
+	"runs/s": true, "jobs/s": true, "cancels/s": true,
 }
 
 // Ratios are one row's value of the ratio unit divided by the best peer's

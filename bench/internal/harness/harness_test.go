@@ -223,3 +223,24 @@ func TestMeterPauseResumeAreIdempotent(t *testing.T) {
 		t.Errorf("sync calls = %d, want 2 (one Pause, one Stop)", calls)
 	}
 }
+
+func TestHeapAllocGrowth(t *testing.T) {
+	var keep []*[1000]byte
+	got := HeapAllocGrowth(func() {
+		for range 100 {
+			keep = append(keep, new([1000]byte))
+		}
+	})
+	runtime.KeepAlive(keep)
+	// 100 objects of the 1024-byte size class and the slice's backing
+	// array: 102,400 bytes and about 1 KiB. The runtime and the testing
+	// package allocate a little meanwhile: allow 8 KiB either way.
+	if want := int64(100*1024 + 1024); got < want-8<<10 || got > want+8<<10 {
+		t.Errorf("growth %d bytes, want about %d", got, want)
+	}
+	var dropped []byte
+	if got := HeapAllocGrowth(func() { dropped = make([]byte, 1<<20); dropped = nil }); got > 8<<10 {
+		t.Errorf("growth %d bytes after dropping what was built, want about 0", got)
+	}
+	_ = dropped
+}

@@ -1,0 +1,123 @@
+package durable
+
+import (
+	"context"
+	"testing"
+
+	"github.com/ttlkit/ttlkit/natsjobs"
+)
+
+// An env is one system connected to a fresh server of its own.
+type env struct {
+	sys system
+	// restart stops the server (SIGKILL when kill, else gracefully),
+	// starts it again on the same data and reconnects sys. The client is
+	// closed first: the workload restarts with a new client, as a
+	// redeployed service would.
+	restart func(tb testing.TB, kill bool)
+	// srv is the server process, nil when the server runs in this
+	// process (natsjobs embedded).
+	srv *server
+	// workerEnv describes how a worker process reaches the server.
+	workerEnv []string
+}
+
+// An impl starts an env.
+type impl struct {
+	name string
+	open func(tb testing.TB) *env
+}
+
+var impls = []impl{
+	{"natsjobs", openNATSEmbedded},
+	{"natsjobs-ext", openNATSExternal},
+	{"asynq", openAsynqEnv},
+	{"river", openRiverEnv},
+}
+
+func mustNATS(tb testing.TB, cfg natsjobs.Config) system {
+	tb.Helper()
+	s, err := openNATS(context.Background(), cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s
+}
+
+func mustRiver(tb testing.TB, dsn string) system {
+	tb.Helper()
+	s, err := openRiver(context.Background(), dsn)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s
+}
+
+func openNATSEmbedded(tb testing.TB) *env {
+	dir := tb.TempDir()
+	cfg := natsjobs.Config{StoreDir: dir}
+	e := &env{sys: mustNATS(tb, cfg)}
+	e.restart = func(tb testing.TB, kill bool) {
+		// In process the server cannot be killed apart from its client:
+		// Close flushes and stops it, Open starts it on the same store.
+		e.sys.Close()
+		e.sys = mustNATS(tb, cfg)
+	}
+	tb.Cleanup(func() { e.sys.Close() })
+	return e
+}
+
+func openNATSExternal(tb testing.TB) *env {
+	s := startNATS(tb)
+	cfg := natsjobs.Config{URL: "nats://" + s.addr}
+	e := &env{srv: s, sys: mustNATS(tb, cfg),
+		workerEnv: []string{"DURABLE_IMPL=natsjobs-ext", "DURABLE_ADDR=" + s.addr}}
+	e.restart = func(tb testing.TB, kill bool) {
+		e.sys.Close()
+		if kill {
+			s.kill()
+		} else {
+			s.stop()
+		}
+		s.start(tb)
+		e.sys = mustNATS(tb, cfg)
+	}
+	tb.Cleanup(func() { e.sys.Close() })
+	return e
+}
+
+func openAsynqEnv(tb testing.TB) *env {
+	s := startRedis(tb)
+	e := &env{srv: s, sys: openAsynq(s.addr),
+		workerEnv: []string{"DURABLE_IMPL=asynq", "DURABLE_ADDR=" + s.addr}}
+	e.restart = func(tb testing.TB, kill bool) {
+		e.sys.Close()
+		if kill {
+			s.kill()
+		} else {
+			s.stop()
+		}
+		s.start(tb)
+		e.sys = openAsynq(s.addr)
+	}
+	tb.Cleanup(func() { e.sys.Close() })
+	return e
+}
+
+func openRiverEnv(tb testing.TB) *env {
+	s, dsn := startPostgres(tb)
+	e := &env{srv: s, sys: mustRiver(tb, dsn),
+		workerEnv: []string{"DURABLE_IMPL=river", "DURABLE_ADDR=" + dsn}}
+	e.restart = func(tb testing.TB, kill bool) {
+		e.sys.Close()
+		if kill {
+			s.kill()
+		} else {
+			s.stop()
+		}
+		s.start(tb)
+		e.sys = mustRiver(tb, dsn)
+	}
+	tb.Cleanup(func() { e.sys.Close() })
+	return e
+}

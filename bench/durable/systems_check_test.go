@@ -1,0 +1,75 @@
+package durable
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestSystems checks every adapter against its real server before any
+// figure is taken from it: jobs due now and one due later each run exactly
+// once, the later one not before its time, and Cancel reports a scheduled
+// job once and then not again.
+func TestSystems(t *testing.T) {
+	for _, im := range impls {
+		t.Run(im.name, func(t *testing.T) {
+			e := im.open(t)
+			ctx := context.Background()
+			now := ids("n", 20)
+			if err := e.sys.EnqueueBatch(ctx, now[:10], payloadAt(8, time.Time{})); err != nil {
+				t.Fatal(err)
+			}
+			for _, id := range now[10:] {
+				if err := e.sys.Enqueue(ctx, id, payloadAt(8, time.Time{})); err != nil {
+					t.Fatal(err)
+				}
+			}
+			due := time.Now().Add(time.Second)
+			if err := e.sys.EnqueueAt(ctx, "later", due, payloadAt(8, due)); err != nil {
+				t.Fatal(err)
+			}
+			if err := e.sys.EnqueueAt(ctx, "cancelled", due, payloadAt(8, due)); err != nil {
+				t.Fatal(err)
+			}
+			if ok, err := e.sys.Cancel(ctx, "cancelled"); err != nil || !ok {
+				t.Fatalf("Cancel of a scheduled job: got %v, %v, want true, nil", ok, err)
+			}
+			if ok, err := e.sys.Cancel(ctx, "cancelled"); err != nil || ok {
+				t.Fatalf("second Cancel: got %v, %v, want false, nil", ok, err)
+			}
+			tl := newTally(21)
+			var mu sync.Mutex
+			var laterStart time.Time
+			stop, err := e.sys.Work(ctx, 4, func(_ context.Context, id string, _ []byte) error {
+				if id == "later" {
+					mu.Lock()
+					laterStart = time.Now()
+					mu.Unlock()
+				}
+				tl.ran(id)
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer stop()
+			if lost := tl.wait(time.Minute); lost != 0 {
+				t.Fatalf("%d of 21 jobs not run within a minute", lost)
+			}
+			if k := tl.twice(); k != 0 {
+				t.Errorf("%d jobs ran twice, want 0", k)
+			}
+			mu.Lock()
+			if laterStart.Before(due) {
+				t.Errorf("job due at %v started %v early", due, due.Sub(laterStart))
+			}
+			mu.Unlock()
+			tl.mu.Lock()
+			if n := tl.runs["cancelled"]; n != 0 {
+				t.Errorf("cancelled job ran %d times", n)
+			}
+			tl.mu.Unlock()
+		})
+	}
+}

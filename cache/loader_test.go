@@ -1,0 +1,440 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// countingLoader returns a Loader that answers "v-KEY", counting its
+// calls; keys in missing are not found.
+func countingLoader(calls *atomic.Int32, missing ...string) func(context.Context, string) (Loaded[string], error) {
+	return func(_ context.Context, key string) (Loaded[string], error) {
+		calls.Add(1)
+		if slices.Contains(missing, key) {
+			return Loaded[string]{NotFound: true}, nil
+		}
+		return Loaded[string]{Value: "v-" + key}, nil
+	}
+}
+
+// TestLoadWithoutLoader: Load and LoadAll need a loader.
+func TestLoadWithoutLoader(t *testing.T) {
+	c := newCache(t, Options[string, string]{TTL: time.Minute})
+	if _, err := c.Load(context.Background(), "k"); !errors.Is(err, ErrNoLoader) {
+		t.Errorf("Load without a loader: err = %v, want ErrNoLoader", err)
+	}
+	if _, err := c.LoadAll(context.Background(), []string{"k"}); !errors.Is(err, ErrNoLoader) {
+		t.Errorf("LoadAll without a loader: err = %v, want ErrNoLoader", err)
+	}
+	if c.Refresh("k") {
+		t.Error("Refresh without a loader = true, want false")
+	}
+}
+
+// TestLoadOncePerKeyAndHitRatio: 50 concurrent Loads of one cold key run
+// the loader once; the loading caller is the one miss and the 49 that
+// waited count as hits (and Waits), so HitRatio reads 0.98, not 0.
+func TestLoadOncePerKeyAndHitRatio(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var calls atomic.Int32
+		release := make(chan struct{})
+		c := newCache(t, Options[string, string]{TTL: time.Minute,
+			Loader: func(ctx context.Context, key string) (Loaded[string], error) {
+				calls.Add(1)
+				<-release
+				return Loaded[string]{Value: "v-" + key}, nil
+			}})
+		var wg sync.WaitGroup
+		got := make([]string, 50)
+		for i := range got {
+			wg.Go(func() {
+				v, err := c.Load(context.Background(), "k")
+				if err != nil {
+					t.Errorf("Load: %v", err)
+				}
+				got[i] = v
+			})
+		}
+		synctest.Wait()
+		close(release)
+		wg.Wait()
+		for i, v := range got {
+			if v != "v-k" {
+				t.Fatalf("caller %d got %q, want v-k", i, v)
+			}
+		}
+		st := c.Stats()
+		if calls.Load() != 1 || st.Loads != 1 || st.Misses != 1 || st.Hits != 49 || st.Waits != 49 {
+			t.Errorf("loader calls %d, Stats %+v; want 1 call, 1 load, 1 miss, 49 hits, 49 waits", calls.Load(), st)
+		}
+		if r := st.HitRatio(); r != 0.98 {
+			t.Errorf("HitRatio = %v, want 0.98", r)
+		}
+	})
+}
+
+// TestLoadWaiterOfFailedLoadIsAMiss: callers that shared a failed load
+// got no value: each counts as a miss.
+func TestLoadWaiterOfFailedLoadIsAMiss(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		boom := errors.New("boom")
+		release := make(chan struct{})
+		c := newCache(t, Options[string, string]{TTL: time.Minute,
+			Loader: func(context.Context, string) (Loaded[string], error) {
+				<-release
+				return Loaded[string]{}, boom
+			}})
+		var wg sync.WaitGroup
+		for range 5 {
+			wg.Go(func() {
+				if _, err := c.Load(context.Background(), "k"); !errors.Is(err, boom) {
+					t.Errorf("Load: err = %v, want boom", err)
+				}
+			})
+		}
+		synctest.Wait()
+		close(release)
+		wg.Wait()
+		if st := c.Stats(); st.Misses != 5 || st.Hits != 0 || st.Waits != 4 || st.LoadErrors != 1 {
+			t.Errorf("Stats %+v; want 5 misses, 0 hits, 4 waits, 1 load error", st)
+		}
+		if _, ok := c.Get("k"); ok {
+			t.Error("a failed load was cached")
+		}
+	})
+}
+
+// TestLoadTTLFromValue: the loader's Loaded.TTL sets each entry's expiry;
+// 0 means Options.TTL, negative means returned but not kept.
+func TestLoadTTLFromValue(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ttls := map[string]time.Duration{"short": 10 * time.Second, "default": 0, "unkept": -1}
+		c := newCache(t, Options[string, string]{TTL: time.Minute,
+			Loader: func(_ context.Context, key string) (Loaded[string], error) {
+				return Loaded[string]{Value: key, TTL: ttls[key]}, nil
+			}})
+		for key := range ttls {
+			if v, err := c.Load(context.Background(), key); v != key || err != nil {
+				t.Fatalf("Load(%q) = %q, %v", key, v, err)
+			}
+		}
+		for _, tc := range []struct {
+			key  string
+			want time.Duration // Remaining right after the load; 0: not kept
+		}{{"short", 10 * time.Second}, {"default", time.Minute}, {"unkept", 0}} {
+			left, ok := c.Remaining(tc.key)
+			if left != tc.want || ok != (tc.want > 0) {
+				t.Errorf("Remaining(%q) = %v, %v; want %v", tc.key, left, ok, tc.want)
+			}
+		}
+		time.Sleep(10 * time.Second)
+		wantGet(t, c, "short", "", false)
+		wantGet(t, c, "default", "default", true)
+	})
+}
+
+// TestLoadPanicReachesWaiters: a panicking loader reaches every waiter as
+// a *PanicError, the loading caller re-panics, and the key is released.
+func TestLoadPanicReachesWaiters(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		var calls atomic.Int32
+		c := newCache(t, Options[string, string]{TTL: time.Minute,
+			Loader: func(context.Context, string) (Loaded[string], error) {
+				if calls.Add(1) == 1 {
+					<-release
+					panic("boom")
+				}
+				return Loaded[string]{Value: "ok"}, nil
+			}})
+		var recovered any
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			defer func() { recovered = recover() }()
+			c.Load(context.Background(), "k")
+		})
+		synctest.Wait()
+		var waitErr error
+		wg.Go(func() { _, waitErr = c.Load(context.Background(), "k") })
+		synctest.Wait()
+		close(release)
+		wg.Wait()
+		var pe *PanicError
+		if p, ok := recovered.(*PanicError); !ok || p.Value != "boom" {
+			t.Errorf("loading caller recovered %v, want *PanicError(boom)", recovered)
+		}
+		if !errors.As(waitErr, &pe) || pe.Value != "boom" {
+			t.Errorf("waiter got %v, want *PanicError(boom)", waitErr)
+		}
+		if v, err := c.Load(context.Background(), "k"); v != "ok" || err != nil {
+			t.Errorf("Load after the panic = %q, %v; want ok, nil (key released)", v, err)
+		}
+	})
+}
+
+// TestLoadGoexitReleasesWaiters: a loader that calls runtime.Goexit ends
+// its caller's goroutine; waiters get an error, not a hang.
+func TestLoadGoexitReleasesWaiters(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		c := newCache(t, Options[string, string]{TTL: time.Minute,
+			Loader: func(context.Context, string) (Loaded[string], error) {
+				<-release
+				runtime.Goexit()
+				return Loaded[string]{}, nil
+			}})
+		var wg sync.WaitGroup
+		wg.Go(func() { c.Load(context.Background(), "k") })
+		synctest.Wait()
+		var err error
+		wg.Go(func() { _, err = c.Load(context.Background(), "k") })
+		synctest.Wait()
+		close(release)
+		wg.Wait()
+		if !errors.Is(err, errGoexit) {
+			t.Errorf("waiter got %v, want errGoexit", err)
+		}
+	})
+}
+
+// TestLoadOvertakenBySet: a Set during the load wins; the loaded value is
+// returned to the loader's callers but not stored.
+func TestLoadOvertakenBySet(t *testing.T) {
+	c := newCache(t, Options[string, string]{TTL: time.Minute})
+	c.c.loader = func(_ context.Context, key string) (Loaded[string], error) {
+		c.Set(key, "set")
+		return Loaded[string]{Value: "loaded"}, nil
+	}
+	if v, err := c.Load(context.Background(), "k"); v != "loaded" || err != nil {
+		t.Errorf("Load = %q, %v; want loaded, nil", v, err)
+	}
+	wantGet(t, c, "k", "set", true)
+}
+
+// TestLoadWaiterContext: a waiter gives up on its own context; the load
+// goes on for the others.
+func TestLoadWaiterContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		c := newCache(t, Options[string, string]{TTL: time.Minute,
+			Loader: func(context.Context, string) (Loaded[string], error) {
+				<-release
+				return Loaded[string]{Value: "v"}, nil
+			}})
+		var wg sync.WaitGroup
+		wg.Go(func() { c.Load(context.Background(), "k") })
+		synctest.Wait()
+		ctx, cancel := context.WithCancel(context.Background())
+		var err error
+		wg.Go(func() { _, err = c.Load(ctx, "k") })
+		synctest.Wait()
+		cancel()
+		synctest.Wait()
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("waiter whose ctx ended got %v, want context.Canceled", err)
+		}
+		close(release)
+		wg.Wait()
+		wantGet(t, c, "k", "v", true)
+	})
+}
+
+// TestLoadAllOneBulkCall: LoadAll returns the live keys from the cache
+// and loads the others in one BulkLoader call; keys left out are not
+// found, Loaded.Err fails one key, duplicates count once.
+func TestLoadAllOneBulkCall(t *testing.T) {
+	var batches [][]string
+	c := newCache(t, Options[string, string]{TTL: time.Minute,
+		BulkLoader: func(_ context.Context, keys []string) (map[string]Loaded[string], error) {
+			batches = append(batches, slices.Clone(keys))
+			m := map[string]Loaded[string]{}
+			for _, k := range keys {
+				switch k {
+				case "gone": // left out: not found
+				case "bad":
+					m[k] = Loaded[string]{Err: errors.New("bad row")}
+				default:
+					m[k] = Loaded[string]{Value: "v-" + k}
+				}
+			}
+			return m, nil
+		}})
+	c.Set("cached", "c")
+	got, err := c.LoadAll(context.Background(), []string{"cached", "a", "gone", "bad", "a", "b"})
+	want := map[string]string{"cached": "c", "a": "v-a", "b": "v-b"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("LoadAll values = %v, want %v", got, want)
+	}
+	var ke KeyErrors[string]
+	if !errors.As(err, &ke) || len(ke) != 1 || ke["bad"] == nil || ke["bad"].Error() != "bad row" {
+		t.Errorf("LoadAll error = %v, want KeyErrors{bad: bad row}", err)
+	}
+	if fmt.Sprint(batches) != "[[a gone bad b]]" {
+		t.Errorf("BulkLoader calls = %v, want one call [[a gone bad b]]", batches)
+	}
+	st := c.Stats()
+	if st.BulkLoads != 1 || st.Loads != 4 || st.LoadErrors != 1 || st.LoadsNotFound != 1 || st.LoadTime.Count != 1 {
+		t.Errorf("Stats %+v; want 1 bulk load of 4 keys, 1 error, 1 not found, LoadTime.Count 1", st)
+	}
+	if st.Hits != 1 || st.Misses != 4 {
+		t.Errorf("Stats hits %d, misses %d; want 1, 4", st.Hits, st.Misses)
+	}
+	// Now all but gone and bad are cached: no call at all.
+	got, err = c.LoadAll(context.Background(), []string{"a", "b"})
+	if len(got) != 2 || err != nil || len(batches) != 1 {
+		t.Errorf("second LoadAll = %v, %v after %d calls; want 2 values, nil, no new call", got, err, len(batches))
+	}
+}
+
+// TestLoadAllBatchError: a BulkLoader error fails every key it did not
+// return; keys it returned succeed.
+func TestLoadAllBatchError(t *testing.T) {
+	down := errors.New("down")
+	c := newCache(t, Options[string, string]{TTL: time.Minute,
+		BulkLoader: func(_ context.Context, keys []string) (map[string]Loaded[string], error) {
+			return map[string]Loaded[string]{"a": {Value: "v-a"}}, down
+		}})
+	got, err := c.LoadAll(context.Background(), []string{"a", "b", "c"})
+	var ke KeyErrors[string]
+	if len(got) != 1 || got["a"] != "v-a" || !errors.As(err, &ke) || len(ke) != 2 || !errors.Is(err, down) {
+		t.Errorf("LoadAll = %v, %v; want {a: v-a} and KeyErrors for b and c wrapping down", got, err)
+	}
+	if want := "cache: 2 keys failed to load: b: down; c: down"; err.Error() != want {
+		t.Errorf("Error() = %q, want %q", err.Error(), want)
+	}
+}
+
+// TestLoadAllWithLoaderOnly: without a BulkLoader, LoadAll calls Loader
+// once per missing key.
+func TestLoadAllWithLoaderOnly(t *testing.T) {
+	var calls atomic.Int32
+	c := newCache(t, Options[string, string]{TTL: time.Minute, Loader: countingLoader(&calls, "gone")})
+	got, err := c.LoadAll(context.Background(), []string{"a", "b", "gone"})
+	if fmt.Sprint(got) != "map[a:v-a b:v-b]" || err != nil || calls.Load() != 3 {
+		t.Errorf("LoadAll = %v, %v after %d calls; want map[a:v-a b:v-b], nil, 3 calls", got, err, calls.Load())
+	}
+	if st := c.Stats(); st.LoadTime.Count != 3 || st.BulkLoads != 0 {
+		t.Errorf("Stats %+v; want LoadTime.Count 3, no bulk loads", st)
+	}
+}
+
+// TestLoadAllOverlapLoadsEachKeyOnce: overlapping LoadAlls and Loads load
+// each key once: a key in flight is waited for, not loaded again.
+func TestLoadAllOverlapLoadsEachKeyOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		var mu sync.Mutex
+		loaded := map[string]int{}
+		c := newCache(t, Options[string, string]{TTL: time.Minute,
+			BulkLoader: func(_ context.Context, keys []string) (map[string]Loaded[string], error) {
+				mu.Lock()
+				for _, k := range keys {
+					loaded[k]++
+				}
+				mu.Unlock()
+				<-release
+				m := map[string]Loaded[string]{}
+				for _, k := range keys {
+					m[k] = Loaded[string]{Value: "v-" + k}
+				}
+				return m, nil
+			}})
+		var wg sync.WaitGroup
+		results := make([]map[string]string, 3)
+		for i, keys := range [][]string{{"a", "b"}, {"b", "c"}, {"a", "c", "d"}} {
+			wg.Go(func() {
+				var err error
+				results[i], err = c.LoadAll(context.Background(), keys)
+				if err != nil {
+					t.Errorf("LoadAll(%v): %v", keys, err)
+				}
+			})
+			synctest.Wait() // in order: the first claims a and b, ...
+		}
+		var single string
+		wg.Go(func() { single, _ = c.Load(context.Background(), "d") })
+		synctest.Wait()
+		close(release)
+		wg.Wait()
+		if fmt.Sprint(loaded) != "map[a:1 b:1 c:1 d:1]" {
+			t.Errorf("keys loaded %v, want each once", loaded)
+		}
+		want := []string{"map[a:v-a b:v-b]", "map[b:v-b c:v-c]", "map[a:v-a c:v-c d:v-d]"}
+		for i := range results {
+			if fmt.Sprint(results[i]) != want[i] {
+				t.Errorf("LoadAll %d = %v, want %v", i, results[i], want[i])
+			}
+		}
+		if single != "v-d" {
+			t.Errorf("Load(d) = %q, want v-d", single)
+		}
+		if st := c.Stats(); st.BulkLoads != 3 || st.Loads != 4 || st.Waits != 4 {
+			t.Errorf("Stats %+v; want 3 bulk loads of 4 keys in all, 4 waits", st)
+		}
+	})
+}
+
+// TestLoadAllPanicReachesWaiters: a panicking BulkLoader fails each of its
+// keys with a *PanicError for their waiters, and LoadAll re-panics.
+func TestLoadAllPanicReachesWaiters(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		c := newCache(t, Options[string, string]{TTL: time.Minute,
+			BulkLoader: func(context.Context, []string) (map[string]Loaded[string], error) {
+				<-release
+				panic("boom")
+			}})
+		var recovered any
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			defer func() { recovered = recover() }()
+			c.LoadAll(context.Background(), []string{"a", "b"})
+		})
+		synctest.Wait()
+		var err error
+		wg.Go(func() { _, err = c.Load(context.Background(), "b") })
+		synctest.Wait()
+		close(release)
+		wg.Wait()
+		var pe *PanicError
+		if _, ok := recovered.(*PanicError); !ok {
+			t.Errorf("LoadAll recovered %v, want a *PanicError", recovered)
+		}
+		if !errors.As(err, &pe) {
+			t.Errorf("waiter got %v, want *PanicError", err)
+		}
+	})
+}
+
+// TestTakeJoinsLoad: a Take and a Load of one key share one load.
+func TestTakeJoinsLoad(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		c := newCache(t, Options[string, string]{TTL: time.Minute,
+			Loader: func(context.Context, string) (Loaded[string], error) {
+				<-release
+				return Loaded[string]{Value: "loaded"}, nil
+			}})
+		var wg sync.WaitGroup
+		wg.Go(func() { c.Load(context.Background(), "k") })
+		synctest.Wait()
+		var v string
+		wg.Go(func() {
+			v, _ = c.Take("k", func() (string, error) { return "", errors.New("must not run") })
+		})
+		synctest.Wait()
+		close(release)
+		wg.Wait()
+		if v != "loaded" {
+			t.Errorf("Take joined to Load got %q, want loaded", v)
+		}
+	})
+}

@@ -1,0 +1,267 @@
+package natsjobs
+
+import (
+	"bufio"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"errors"
+	"fmt"
+	"math/big"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nkeys"
+)
+
+func userSeed(t *testing.T) string {
+	t.Helper()
+	kp, err := nkeys.CreateUser()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed, err := kp.Seed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(seed)
+}
+
+// Listen on anything but loopback needs credentials, or InsecureNoAuth.
+func TestListenNeedsAuth(t *testing.T) {
+	for _, tc := range []struct {
+		name, listen string
+		token        string
+		insecure     bool
+		ok           bool
+	}{
+		{"loopback v4", "127.0.0.1:0", "", false, true},
+		{"localhost", "localhost:0", "", false, true},
+		{"loopback v6", "[::1]:0", "", false, true},
+		{"all interfaces", ":0", "", false, false},
+		{"unspecified v4", "0.0.0.0:0", "", false, false},
+		{"unspecified v6", "[::]:0", "", false, false},
+		{"an address", "192.0.2.7:4222", "", false, false},
+		{"a host name", "jobs.example.com:4222", "", false, false},
+		{"with a token", "0.0.0.0:0", "s3cret", false, true},
+		{"opted out", "0.0.0.0:0", "", true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := Config{Ephemeral: true, Queues: []string{"q"}, Listen: tc.listen, Token: tc.token, InsecureNoAuth: tc.insecure}
+			err := cfg.validate()
+			if tc.ok && err != nil || !tc.ok && !errors.Is(err, ErrInvalid) {
+				t.Errorf("validate(Listen %q) = %v, want ok %v", tc.listen, err, tc.ok)
+			}
+		})
+	}
+	// And for real: Open refuses, and opens with a token.
+	if _, err := Open(context.Background(), Config{Ephemeral: true, Queues: []string{"q"}, Listen: "0.0.0.0:0"}); !errors.Is(err, ErrInvalid) {
+		t.Errorf("Open(Listen 0.0.0.0:0) = %v, want ErrInvalid", err)
+	}
+	c := open(t, Config{Listen: "0.0.0.0:0", Token: "s3cret"})
+	if c.URL() == "" {
+		t.Errorf("URL empty with Listen")
+	}
+}
+
+func TestConfigAuthInvalid(t *testing.T) {
+	cert := selfSigned(t)
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+	}{
+		{"two kinds", Config{Token: "a", User: "u", Password: "p"}},
+		{"user without password", Config{User: "u"}},
+		{"password without user", Config{Password: "p"}},
+		{"bad seed", Config{NKeySeed: "SUnotaseed"}},
+		{"TLS without Listen", Config{TLS: &tls.Config{Certificates: []tls.Certificate{cert}}}},
+		{"TLS without a certificate", Config{Listen: "127.0.0.1:0", TLS: &tls.Config{}}},
+		{"InsecureNoAuth with URL", Config{URL: "nats://127.0.0.1:4222", InsecureNoAuth: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := tc.cfg
+			cfg.Queues = []string{"q"}
+			if cfg.URL == "" {
+				cfg.Ephemeral = true
+			}
+			if err := cfg.validate(); !errors.Is(err, ErrInvalid) {
+				t.Errorf("validate = %v, want ErrInvalid", err)
+			}
+		})
+	}
+	// An account seed is not a user seed.
+	kp, _ := nkeys.CreateAccount()
+	seed, _ := kp.Seed()
+	cfg := Config{Ephemeral: true, Queues: []string{"q"}, NKeySeed: string(seed)}
+	if err := cfg.validate(); !errors.Is(err, ErrInvalid) {
+		t.Errorf("validate(account seed) = %v, want ErrInvalid", err)
+	}
+}
+
+// storedCount is the number of messages in the queue's work stream.
+func storedCount(t *testing.T, c *Client) uint64 {
+	t.Helper()
+	s, err := c.js.Stream(context.Background(), workStream("q"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := s.Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.State.Msgs
+}
+
+// rawPublish speaks the client protocol to addr: CONNECT with the given
+// fields, then at once a publish of a job to the queue's ready subject and
+// a PING; it returns the server's first answer after its INFO.
+func rawPublish(t *testing.T, addr, connect string) string {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	r := bufio.NewReader(conn)
+	if line, err := r.ReadString('\n'); err != nil || !strings.HasPrefix(line, "INFO ") {
+		t.Fatalf("server said %q, %v; want INFO", line, err)
+	}
+	fmt.Fprintf(conn, "CONNECT {%s\"verbose\":false,\"pedantic\":false,\"headers\":true,\"protocol\":1}\r\n"+
+		"PUB natsjobs.q.r.intruder 5\r\nhello\r\nPING\r\n", connect)
+	line, _ := r.ReadString('\n')
+	return strings.TrimSpace(line)
+}
+
+// A client without credentials, or with wrong ones, is refused, and
+// nothing it sent is stored; with the right ones it works. For each kind
+// of credential, through Open and through the raw protocol (a CONNECT
+// followed at once by a publish to a job subject).
+func TestAuthRefused(t *testing.T) {
+	seed, otherSeed := userSeed(t), userSeed(t)
+	for _, tc := range []struct {
+		kind         string
+		server       Config
+		wrong        Config
+		rawRight     string // CONNECT fields with the right credentials, "" if none can be written
+		rawWrong     string
+		wantRawRight string
+	}{
+		{"token", Config{Token: "s3cret"}, Config{Token: "guess"}, `"auth_token":"s3cret",`, `"auth_token":"guess",`, "PONG"},
+		{"user", Config{User: "app", Password: "pw"}, Config{User: "app", Password: "wrong"}, `"user":"app","pass":"pw",`, `"user":"app","pass":"wrong",`, "PONG"},
+		{"nkey", Config{NKeySeed: seed}, Config{NKeySeed: otherSeed}, "", `"nkey":"UAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA","sig":"AAAA",`, ""},
+	} {
+		t.Run(tc.kind, func(t *testing.T) {
+			cfg := tc.server
+			cfg.Listen = "127.0.0.1:0"
+			c := open(t, cfg)
+			if err := c.Enqueue(context.Background(), Job{Queue: "q", ID: "own"}); err != nil {
+				t.Fatalf("own in-memory connection: %v", err)
+			}
+			url := c.URL()
+			addr := strings.TrimPrefix(url, "nats://")
+			right := tc.server
+			for name, client := range map[string]Config{"no credentials": {}, "wrong": tc.wrong} {
+				client.URL, client.Queues = url, []string{"q"}
+				if cl, err := Open(context.Background(), client); err == nil {
+					cl.Close()
+					t.Errorf("Open with %s credentials succeeded, want refused", name)
+				} else if !strings.Contains(strings.ToLower(err.Error()), "authorization") {
+					t.Errorf("Open with %s credentials: %v, want an authorization error", name, err)
+				}
+			}
+			for _, connect := range []string{"", tc.rawWrong} {
+				if got := rawPublish(t, addr, connect); !strings.Contains(got, "Authorization Violation") {
+					t.Errorf("raw CONNECT {%s}: server said %q, want -ERR 'Authorization Violation'", connect, got)
+				}
+			}
+			if n := storedCount(t, c); n != 1 {
+				t.Errorf("%d messages stored after refused clients, want 1 (our own)", n)
+			}
+			if tc.rawRight != "" { // the control: the same bytes with the right credentials are stored
+				if got := rawPublish(t, addr, tc.rawRight); got != tc.wantRawRight {
+					t.Errorf("raw CONNECT with the right credentials: server said %q, want %q", got, tc.wantRawRight)
+				}
+				if n := storedCount(t, c); n != 2 {
+					t.Errorf("%d messages stored after an accepted raw publish, want 2", n)
+				}
+			}
+			right.URL, right.Queues = url, []string{"q"}
+			cl, err := Open(context.Background(), right)
+			if err != nil {
+				t.Fatalf("Open with the right credentials: %v", err)
+			}
+			defer cl.Close()
+			if err := cl.Enqueue(context.Background(), Job{Queue: "q", ID: "theirs"}); err != nil {
+				t.Errorf("Enqueue with the right credentials: %v", err)
+			}
+		})
+	}
+}
+
+// selfSigned returns a certificate for 127.0.0.1, its own CA.
+func selfSigned(t *testing.T) tls.Certificate {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "natsjobs test"},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(time.Hour),
+		IPAddresses:           []net.IP{net.ParseIP("127.0.0.1")},
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, _ := x509.ParseCertificate(der)
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}
+}
+
+// With TLS, a client that trusts the certificate and has the token works;
+// one without TLS, or without the token, is refused.
+func TestTLS(t *testing.T) {
+	cert := selfSigned(t)
+	c := open(t, Config{Listen: "127.0.0.1:0", Token: "s3cret", TLS: &tls.Config{Certificates: []tls.Certificate{cert}}})
+	roots := x509.NewCertPool()
+	roots.AddCert(cert.Leaf)
+	client := func(token string, tlsCfg *tls.Config) (*Client, error) {
+		return Open(context.Background(), Config{URL: c.URL(), Queues: []string{"q"}, Token: token, TLS: tlsCfg, Timeout: 2 * time.Second})
+	}
+	if cl, err := client("s3cret", nil); err == nil {
+		cl.Close()
+		t.Errorf("Open without TLS succeeded, want refused")
+	}
+	if cl, err := client("", &tls.Config{RootCAs: roots}); err == nil {
+		cl.Close()
+		t.Errorf("Open over TLS without the token succeeded, want refused")
+	}
+	if cl, err := client("s3cret", &tls.Config{}); err == nil {
+		cl.Close()
+		t.Errorf("Open not trusting the certificate succeeded, want refused")
+	}
+	cl, err := client("s3cret", &tls.Config{RootCAs: roots})
+	if err != nil {
+		t.Fatalf("Open over TLS with the token: %v", err)
+	}
+	defer cl.Close()
+	if err := cl.Enqueue(context.Background(), Job{Queue: "q", ID: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	if n := storedCount(t, c); n != 1 {
+		t.Errorf("%d messages stored, want 1", n)
+	}
+}

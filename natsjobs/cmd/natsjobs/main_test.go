@@ -1,0 +1,282 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/ttlkit/ttlkit/jobs"
+	"github.com/ttlkit/ttlkit/natsjobs"
+)
+
+// binary is the natsjobs command, built once by TestMain.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "natsjobs-cli-*")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "natsjobs")
+	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+// cli runs the binary with args and returns its output and exit code.
+func cli(t *testing.T, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Env = append(os.Environ(), "NATS_URL=", "NATS_PASSWORD=", "NATS_TOKEN=")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	r := result{stdout.String(), stderr.String(), 0}
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		r.code = exit.ExitCode()
+	} else if err != nil {
+		t.Fatalf("natsjobs %s: %v", strings.Join(args, " "), err)
+	}
+	return r
+}
+
+// want runs the binary and checks its exit code and that stdout (or
+// stderr, for a failure) matches each pattern.
+func want(t *testing.T, code int, patterns []string, args ...string) result {
+	t.Helper()
+	r := cli(t, args...)
+	if r.code != code {
+		t.Fatalf("natsjobs %s: exit code %d, want %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), r.code, code, r.stdout, r.stderr)
+	}
+	text := r.stdout
+	if code != 0 {
+		text = r.stderr
+	}
+	for _, p := range patterns {
+		if !regexp.MustCompile(p).MatchString(text) {
+			t.Errorf("natsjobs %s: output does not match %q:\n%s", strings.Join(args, " "), p, text)
+		}
+	}
+	return r
+}
+
+// server starts an embedded natsjobs server on a loopback port with
+// queues orders and mail: pending p-1 and p-2 (orders is paused), s-1
+// scheduled in an hour, dead letters d-1 and d-2.
+func server_(t *testing.T) (*natsjobs.Client, string) {
+	t.Helper()
+	ctx := context.Background()
+	c, err := natsjobs.Open(ctx, natsjobs.Config{Ephemeral: true, Listen: "127.0.0.1:0", Queues: []string{"orders", "mail"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	dead := make(chan natsjobs.DeadLetter, 10)
+	wctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		done <- c.Work(wctx, "orders", func(ctx context.Context, r natsjobs.Run) error {
+			return jobs.Permanent(errors.New("card declined"))
+		}, natsjobs.WorkOptions{DeadLetter: func(d natsjobs.DeadLetter) { dead <- d }})
+	}()
+	for _, id := range []string{"d-1", "d-2"} {
+		if err := c.Enqueue(ctx, natsjobs.Job{Queue: "orders", ID: id, Payload: []byte("dead " + id)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 2 {
+		select {
+		case <-dead:
+		case <-time.After(30 * time.Second):
+			t.Fatal("no dead letter within 30 s")
+		}
+	}
+	stop()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Pause(ctx, "orders"); err != nil {
+		t.Fatal(err)
+	}
+	jobs := []natsjobs.Job{
+		{Queue: "orders", ID: "p-1", Payload: []byte(`{"order":1}`), Header: map[string]string{"Tenant": "acme"}},
+		{Queue: "orders", ID: "p-2", Payload: []byte("\x1b[31mred\x1b[0m")},
+	}
+	for _, j := range jobs {
+		if err := c.Enqueue(ctx, j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.EnqueueAfter(ctx, natsjobs.Job{Queue: "orders", ID: "s-1"}, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	return c, c.URL()
+}
+
+func TestCommands(t *testing.T) {
+	_, url := server_(t)
+	u := "--url=" + url
+
+	want(t, 0, []string{`(?m)^QUEUE +STATE +SCHEDULED +PENDING +RUNNING +DEAD +OLDEST PENDING$`,
+		`(?m)^mail +active +0 +0 +0 +0 +-$`, `(?m)^orders +paused +1 +2 +0 +2 +\S+$`}, u, "queues")
+	r := want(t, 0, nil, "queues", "--json", u)
+	var qs []struct {
+		Queue   string `json:"queue"`
+		Paused  bool   `json:"paused"`
+		Pending int    `json:"pending"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &qs); err != nil || len(qs) != 2 || qs[1].Queue != "orders" || !qs[1].Paused || qs[1].Pending != 2 {
+		t.Errorf("queues --json: %+v, %v\n%s", qs, err, r.stdout)
+	}
+
+	want(t, 0, []string{`(?m)^ID +STATE +ATTEMPTS +NEXT RUN / FAILED +LAST ERROR$`, `(?m)^p-1 +pending +0 `, `(?m)^p-2 +pending `}, u, "ls", "orders")
+	r = want(t, 0, []string{`(?m)^p-1 `, `(?m)^more: --after \d+$`}, u, "ls", "orders", "--limit", "1")
+	if strings.Contains(r.stdout, "p-2") {
+		t.Errorf("ls --limit 1 printed p-2:\n%s", r.stdout)
+	}
+	after := regexp.MustCompile(`--after (\d+)`).FindStringSubmatch(r.stdout)[1]
+	r = want(t, 0, []string{`(?m)^p-2 `}, u, "ls", "orders", "--limit", "1", "--after", after)
+	if strings.Contains(r.stdout, "p-1") {
+		t.Errorf("second page printed p-1:\n%s", r.stdout)
+	}
+	want(t, 0, []string{`(?m)^s-1 +scheduled +0 +\S+ \S+ UTC \(in (59m\d*s?|1h0m)\)`}, u, "ls", "orders", "--state", "scheduled", "--prefix", "s-")
+	r = want(t, 0, nil, u, "--json", "ls", "orders", "--state", "dead")
+	var page struct {
+		Jobs []struct {
+			ID        string `json:"id"`
+			State     string `json:"state"`
+			LastError string `json:"last_error"`
+			Payload   string `json:"payload"`
+		} `json:"jobs"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &page); err != nil || len(page.Jobs) != 2 || page.Jobs[0].State != "dead" || page.Jobs[0].LastError != "card declined" || page.Jobs[0].Payload != "dead d-1" {
+		t.Errorf("ls --state dead --json: %+v, %v\n%s", page, err, r.stdout)
+	}
+
+	want(t, 0, []string{`(?m)^state: +pending$`, `(?m)^header Tenant: +acme$`, `(?m)^payload: +11 bytes$`, `(?m)^\{"order":1\}$`}, u, "show", "orders", "p-1")
+	r = want(t, 0, []string{`(?m)^"\\x1b\[31mred\\x1b\[0m"$`}, u, "show", "orders", "p-2")
+	if strings.Contains(r.stdout, "\x1b") {
+		t.Errorf("show printed a raw escape sequence")
+	}
+	want(t, 4, []string{`no job nope in queue orders`}, u, "show", "orders", "nope")
+
+	want(t, 4, []string{`1 of 2 cancelled`}, u, "cancel", "orders", "s-1", "nope")
+	want(t, 4, nil, u, "show", "orders", "s-1")
+
+	want(t, 0, []string{`orders: resumed`}, u, "resume", "orders")
+	want(t, 0, []string{`(?m)^orders +active `}, u, "queues")
+	want(t, 0, []string{`orders: paused`}, u, "pause", "orders")
+	want(t, 0, []string{`(?m)^orders +paused `}, u, "queues")
+
+	want(t, 0, []string{`(?m)^d-1 +dead +1 .* card declined$`, `(?m)^d-2 +dead `}, u, "dead", "ls", "orders")
+	want(t, 0, []string{`1 redriven`}, u, "dead", "redrive", "orders", "d-1")
+	want(t, 0, []string{`(?m)^d-1 +pending `}, u, "ls", "orders")
+	want(t, 4, []string{`0 of 1 redriven`}, u, "dead", "redrive", "orders", "d-1")
+	want(t, 0, []string{`1 deleted`}, u, "dead", "rm", "orders", "--all")
+	r = want(t, 0, nil, u, "dead", "ls", "orders")
+	if strings.Count(r.stdout, "\n") != 1 {
+		t.Errorf("dead ls after rm --all: want only the header\n%s", r.stdout)
+	}
+
+	want(t, 0, []string{`(?m)^orders +paused +0 +3 +0 +0 +0 +\S+ +- +- +-$`}, u, "stats", "orders", "--interval", "0")
+	r = want(t, 0, nil, u, "stats", "orders", "mail", "--interval", "100ms", "--json")
+	var st []struct {
+		Queue string         `json:"queue"`
+		Rates map[string]any `json:"rates_per_second"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil || len(st) != 2 || st[0].Rates == nil {
+		t.Errorf("stats --json: %+v, %v\n%s", st, err, r.stdout)
+	}
+
+	want(t, 2, []string{`purge removes every job of orders that is not dead: add --yes`}, u, "purge", "orders")
+	want(t, 0, []string{`3 removed`}, u, "purge", "orders", "--yes")
+	want(t, 0, []string{`(?m)^orders +paused +0 +0 +0 +0 `}, u, "queues")
+}
+
+func TestUsageErrors(t *testing.T) {
+	_, url := server_(t)
+	u := "--url=" + url
+	for _, tc := range []struct {
+		name string
+		code int
+		out  string
+		args []string
+	}{
+		{"NoCommand", 2, `no command`, nil},
+		{"Unknown", 2, `unknown command "frob"`, []string{u, "frob"}},
+		{"LsNoQueue", 2, `want QUEUE`, []string{u, "ls"}},
+		{"BadState", 2, `state "bogus"`, []string{u, "ls", "orders", "--state", "bogus"}},
+		{"FlagOfOtherCommand", 2, `pause takes no --all`, []string{u, "pause", "orders", "--all"}},
+		{"BadFlag", 2, `flag provided but not defined: -frob`, []string{u, "queues", "--frob"}},
+		{"DeadNoVerb", 2, `dead: want ls, redrive or rm`, []string{u, "dead"}},
+		{"DeadNoSelection", 2, `give IDs, --prefix or --all`, []string{u, "dead", "rm", "orders"}},
+		{"BadLimit", 2, `Limit 5000 out of range`, []string{u, "ls", "orders", "--limit", "5000"}},
+		{"BadQueueName", 2, `queue name "a.b"`, []string{u, "ls", "a.b"}},
+		{"MissingQueue", 4, `no queue nosuch on the server`, []string{u, "ls", "nosuch"}},
+		{"PasswordWithoutUser", 2, `--password without --user`, []string{u, "--password", "x", "queues"}},
+		{"MissingCA", 2, `no such file`, []string{u, "--tls-ca", "/nonexistent/ca.pem", "queues"}},
+		{"CertWithoutKey", 2, `--tls-cert and --tls-key go together`, []string{u, "--tls-cert", "c.pem", "queues"}},
+		{"Unreachable", 3, `server unavailable`, []string{"--url", "nats://127.0.0.1:1", "--timeout", "1s", "queues"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			want(t, tc.code, []string{tc.out}, tc.args...)
+		})
+	}
+}
+
+// The CLI carries credentials: a server that requires a password lets
+// it in with the right one and refuses it (exit code 3) with a wrong one.
+func TestCredentials(t *testing.T) {
+	srv, err := server.NewServer(&server.Options{
+		Host: "127.0.0.1", Port: server.RANDOM_PORT, JetStream: true, StoreDir: t.TempDir(),
+		Username: "ops", Password: "s3cret", NoLog: true, NoSigs: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Start()
+	t.Cleanup(srv.Shutdown)
+	if !srv.ReadyForConnections(10 * time.Second) {
+		t.Fatal("server did not start")
+	}
+	ctx := context.Background()
+	c, err := natsjobs.Open(ctx, natsjobs.Config{URL: srv.ClientURL(), Options: []nats.Option{nats.UserInfo("ops", "s3cret")}, Queues: []string{"q"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Enqueue(ctx, natsjobs.Job{Queue: "q", ID: "j-1"}); err != nil {
+		t.Fatal(err)
+	}
+	u := "--url=" + srv.ClientURL()
+	want(t, 0, []string{`(?m)^q +active `}, u, "--user", "ops", "--password", "s3cret", "queues")
+	want(t, 3, []string{`[Aa]uthorization [Vv]iolation`}, u, "--user", "ops", "--password", "wrong", "queues")
+	want(t, 3, []string{`[Aa]uthorization [Vv]iolation`}, u, "queues")
+	// The password may come from the environment instead of the command line.
+	cmd := exec.Command(binary, u, "--user", "ops", "show", "q", "j-1")
+	cmd.Env = append(os.Environ(), "NATS_PASSWORD=s3cret")
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "pending") {
+		t.Errorf("NATS_PASSWORD: %v\n%s", err, out)
+	}
+}

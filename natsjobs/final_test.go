@@ -1,0 +1,490 @@
+package natsjobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/ttlkit/ttlkit/jobs"
+)
+
+// Cancel is final: once Cancel returned true, or an enqueue that replaces
+// the job returned, the withdrawn copy never starts. One test per moment a
+// copy can be in: held in the worker's wheel, handed to a runner, waiting
+// for a retry, a cron activation, not yet handed out. Each test withdraws
+// the copy at that moment (a hook holds the worker there) and waits for
+// the worker to drop it (testHookWithdrawn), so a run would be seen.
+
+// hookCh returns a channel that receives the IDs passed to a hook, and
+// installs fn as that hook until the test ends.
+func hookCh(t *testing.T, hook *func(string)) <-chan string {
+	ch := make(chan string, 100)
+	*hook = func(id string) { ch <- id }
+	t.Cleanup(func() { *hook = nil })
+	return ch
+}
+
+// heldCh returns a channel that receives the IDs of the deliveries put
+// in a wheel, until the test ends.
+func heldCh(t *testing.T) <-chan string {
+	ch := make(chan string, 100)
+	testHookHeld = func(id string, _ time.Time) { ch <- id }
+	t.Cleanup(func() { testHookHeld = nil })
+	return ch
+}
+
+// runsOf runs a worker that sends each run's "ID payload".
+func runsOf(t *testing.T, c *Client, opts WorkOptions, fn Func) <-chan string {
+	runs := make(chan string, 100)
+	work(t, c, "q", func(ctx context.Context, r Run) error {
+		runs <- r.ID + " " + string(r.Payload)
+		if fn != nil {
+			return fn(ctx, r)
+		}
+		return nil
+	}, opts)
+	return runs
+}
+
+// expectWithdrawn waits until the worker dropped id's copy, failing if a
+// run of a copy in stale starts first. It returns the other runs seen.
+func expectWithdrawn(t *testing.T, withdrawn <-chan string, runs <-chan string, id string, stale ...string) (others []string) {
+	t.Helper()
+	for {
+		select {
+		case got := <-withdrawn:
+			if got == id {
+				return others
+			}
+		case r := <-runs:
+			for _, s := range stale {
+				if r == s {
+					t.Fatalf("run %q started after its job was withdrawn", r)
+				}
+			}
+			others = append(others, r)
+		case <-time.After(30 * time.Second):
+			t.Fatalf("the copy of %s was not dropped within 30 s", id)
+		}
+	}
+}
+
+func TestCancelFinalHeldInWheel(t *testing.T) {
+	for _, how := range []string{"cancel", "replace now", "replace later"} {
+		t.Run(how, func(t *testing.T) {
+			c := open(t, Config{})
+			ctx := context.Background()
+			held := heldCh(t)
+			withdrawn := hookCh(t, &testHookWithdrawn)
+			runs := runsOf(t, c, WorkOptions{}, nil)
+			// Within scheduleLead: handed out at once, held until due.
+			due := time.Now().Add(900 * time.Millisecond)
+			if err := c.EnqueueAt(ctx, Job{Queue: "q", ID: "a", Payload: []byte("old")}, due); err != nil {
+				t.Fatal(err)
+			}
+			if id := recv(t, held, "held delivery"); id != "a" {
+				t.Fatalf("held %s, want a", id)
+			}
+			want := ""
+			switch how {
+			case "cancel":
+				if ok, err := c.Cancel(ctx, "q", "a"); !ok || err != nil {
+					t.Fatalf("Cancel = %v, %v; want true, nil", ok, err)
+				}
+			case "replace now":
+				if err := c.Enqueue(ctx, Job{Queue: "q", ID: "a", Payload: []byte("new")}); err != nil {
+					t.Fatal(err)
+				}
+				want = "a new"
+			case "replace later":
+				if err := c.EnqueueAfter(ctx, Job{Queue: "q", ID: "a", Payload: []byte("new")}, 2*time.Second); err != nil {
+					t.Fatal(err)
+				}
+				want = "a new"
+			}
+			others := expectWithdrawn(t, withdrawn, runs, "a", "a old")
+			if want != "" {
+				if len(others) == 0 {
+					others = append(others, recv(t, runs, "run of the replacement"))
+				}
+				if others[0] != want || len(others) > 1 {
+					t.Fatalf("runs %q, want %q", others, want)
+				}
+			}
+		})
+	}
+}
+
+func TestCancelFinalHandedToRunner(t *testing.T) {
+	for _, how := range []string{"cancel", "replace"} {
+		t.Run(how, func(t *testing.T) {
+			c := open(t, Config{})
+			ctx := context.Background()
+			withdrawn := hookCh(t, &testHookWithdrawn)
+			// The runner has the delivery and waits here, before its check,
+			// until the job is withdrawn.
+			taken, resume := make(chan string, 10), make(chan struct{})
+			first := true
+			testHookRun = func(id string) {
+				taken <- id
+				if first {
+					first = false
+					<-resume
+				}
+			}
+			t.Cleanup(func() { testHookRun = nil })
+			runs := runsOf(t, c, WorkOptions{}, nil)
+			if err := c.Enqueue(ctx, Job{Queue: "q", ID: "a", Payload: []byte("old")}); err != nil {
+				t.Fatal(err)
+			}
+			recv(t, taken, "delivery at the runner")
+			if how == "cancel" {
+				if ok, err := c.Cancel(ctx, "q", "a"); !ok || err != nil {
+					t.Fatalf("Cancel = %v, %v; want true, nil", ok, err)
+				}
+			} else if err := c.Enqueue(ctx, Job{Queue: "q", ID: "a", Payload: []byte("new")}); err != nil {
+				t.Fatal(err)
+			}
+			close(resume)
+			others := expectWithdrawn(t, withdrawn, runs, "a", "a old")
+			if how == "replace" {
+				if len(others) == 0 {
+					others = append(others, recv(t, runs, "run of the replacement"))
+				}
+				if others[0] != "a new" || len(others) > 1 {
+					t.Fatalf("runs %q, want %q", others, "a new")
+				}
+			}
+		})
+	}
+}
+
+// A job cancelled while it waits for its retry is not run again: neither
+// a short wait (the server's redelivery) nor a long one (a schedule). A
+// job due after the retry, enqueued before the cancel, marks the end.
+func TestCancelFinalDuringRetry(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		base time.Duration
+	}{{"redelivery", 300 * time.Millisecond}, {"schedule", 1500 * time.Millisecond}} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := open(t, Config{})
+			ctx := context.Background()
+			finished := make(chan jobs.Event, 10)
+			opts := WorkOptions{
+				Retry: jobs.Retry{Attempts: 3, Base: tc.base},
+				Hooks: jobs.Hooks{OnFinish: func(e jobs.Event) { finished <- e }},
+			}
+			runs := runsOf(t, c, opts, func(ctx context.Context, r Run) error {
+				if r.ID == "a" {
+					return errFailed
+				}
+				return nil
+			})
+			if err := c.Enqueue(ctx, Job{Queue: "q", ID: "a"}); err != nil {
+				t.Fatal(err)
+			}
+			if got := recv(t, runs, "first run"); got != "a " {
+				t.Fatalf("run %q, want %q", got, "a ")
+			}
+			if e := recv(t, finished, "first outcome"); e.Outcome != jobs.Retrying {
+				t.Fatalf("outcome %v, want Retrying", e.Outcome)
+			}
+			if err := c.EnqueueAfter(ctx, Job{Queue: "q", ID: "end"}, 2*tc.base+time.Second); err != nil {
+				t.Fatal(err)
+			}
+			if ok, err := c.Cancel(ctx, "q", "a"); !ok || err != nil {
+				t.Fatalf("Cancel = %v, %v; want true, nil", ok, err)
+			}
+			if got := recv(t, runs, "run of end"); got != "end " {
+				t.Fatalf("run %q after Cancel, want only %q", got, "end ")
+			}
+		})
+	}
+}
+
+var errFailed = errors.New("failed")
+
+// A cron activation cancelled (or replaced) while the worker holds it
+// does not run, and no later activation follows a Cancel.
+func TestCancelFinalCron(t *testing.T) {
+	c := open(t, Config{})
+	ctx := context.Background()
+	held := heldCh(t)
+	withdrawn := hookCh(t, &testHookWithdrawn)
+	runs := runsOf(t, c, WorkOptions{}, nil)
+	if err := c.EnqueueCron(ctx, Job{Queue: "q", ID: "tick"}, "@every 2s", nil); err != nil {
+		t.Fatal(err)
+	}
+	recv(t, held, "held activation")
+	if ok, err := c.Cancel(ctx, "q", "tick"); !ok || err != nil {
+		t.Fatalf("Cancel = %v, %v; want true, nil", ok, err)
+	}
+	expectWithdrawn(t, withdrawn, runs, "tick", "tick ")
+	// Nothing of the job is left on the server to fire again.
+	if st := statsSettle(t, c, Stats{}); st != (Stats{}) {
+		t.Fatalf("Stats after Cancel = %+v; want none", st)
+	}
+}
+
+// A job cancelled before any worker took it never reaches one.
+func TestCancelFinalBeforeHandedOut(t *testing.T) {
+	c := open(t, Config{})
+	ctx := context.Background()
+	if err := c.Enqueue(ctx, Job{Queue: "q", ID: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := c.Cancel(ctx, "q", "a"); !ok || err != nil {
+		t.Fatalf("Cancel = %v, %v; want true, nil", ok, err)
+	}
+	if err := c.Enqueue(ctx, Job{Queue: "q", ID: "end"}); err != nil {
+		t.Fatal(err)
+	}
+	runs := runsOf(t, c, WorkOptions{}, nil)
+	if got := recv(t, runs, "run of end"); got != "end " {
+		t.Fatalf("run %q, want only %q", got, "end ")
+	}
+}
+
+// Two worker processes hold a batch of jobs in their wheels; while they
+// wait, the parent cancels a quarter, replaces a quarter with a new
+// payload to run now and a quarter with one to run later. No withdrawn
+// copy runs: each is dropped ("skip") when it falls due, each replacement
+// runs once, the untouched quarter runs once. An action that returned
+// after the jobs' time is not checked (the old copy may have started
+// before it, legitimately): no copy starts before its time, so one that
+// starts after an action returned in time started after that action.
+func TestCancelFinalProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("child processes")
+	}
+	c := open(t, Config{Listen: "127.0.0.1:0", AckWait: 2 * time.Second})
+	ctx := context.Background()
+	events := make(chan childEvent, 1024)
+	var kids []*child
+	for i := range 2 {
+		kids = append(kids, startChild(t, i, c.URL(), 4, events, "NATSJOBS_CHILD_HOOKS=1"))
+	}
+	for range kids {
+		if e := recv(t, events, "ready"); e.kind != "ready" {
+			t.Fatalf("child %d said %s before ready", e.child, e.kind)
+		}
+	}
+	n := size(200, 2000)
+	due := time.Now().Add(5 * time.Second)
+	enqueueN(t, c, n, due)
+
+	const (
+		cancelled = iota
+		replacedNow
+		untouched
+		replacedLater
+	)
+	action := func(id string) int { i, _ := strconv.Atoi(id[1:]); return i % 4 }
+	checked := map[string]bool{} // the action returned in time
+	skips, runs := map[string]int{}, map[string][]string{}
+	// left counts the events still expected: a skip of the withdrawn copy
+	// and a run of the replacement, or a run of an untouched job.
+	left, late := 0, 0
+	for i := range n {
+		switch action(fmt.Sprint("j", i)) {
+		case untouched:
+			left++
+		}
+	}
+	violation := func(e childEvent) string {
+		switch a := action(e.id); {
+		case e.kind == "run" && a == cancelled && checked[e.id]:
+			return "cancelled job ran"
+		case e.kind == "run" && (a == replacedNow || a == replacedLater) && checked[e.id] && e.payload == "":
+			return "replaced copy ran"
+		case e.kind == "run" && len(runs[e.id]) > 1 && (checked[e.id] || a == untouched):
+			return "ran twice"
+		}
+		return ""
+	}
+	for left > 0 || len(checked) == 0 {
+		e := recv(t, events, "worker event")
+		if e.id == "" || e.id[0] != 'j' {
+			continue
+		}
+		a := action(e.id)
+		switch e.kind {
+		case "held":
+			if a == untouched || checked[e.id] || time.Until(due) <= 0 {
+				if a != untouched && !checked[e.id] {
+					late++
+				}
+				continue
+			}
+			var err error
+			switch a {
+			case cancelled:
+				var ok bool
+				if ok, err = c.Cancel(ctx, "q", e.id); err == nil && !ok {
+					t.Fatalf("Cancel(%s) = false, want true", e.id)
+				}
+				left++
+			case replacedNow:
+				err = c.Enqueue(ctx, Job{Queue: "q", ID: e.id, Payload: []byte("new")})
+				left += 2
+			case replacedLater:
+				err = c.EnqueueAt(ctx, Job{Queue: "q", ID: e.id, Payload: []byte("later")}, due.Add(time.Second))
+				left += 2
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if time.Until(due) <= 0 {
+				late++
+				if a == cancelled {
+					left--
+				} else {
+					left -= 2
+				}
+				continue
+			}
+			checked[e.id] = true
+		case "skip":
+			skips[e.id]++
+			if checked[e.id] && skips[e.id] == 1 {
+				left--
+			}
+		case "run":
+			runs[e.id] = append(runs[e.id], e.payload)
+			if v := violation(e); v != "" {
+				t.Fatalf("%s: %s in child %d, payload %q", e.id, v, e.child, e.payload)
+			}
+			if (checked[e.id] && e.payload != "") || a == untouched {
+				left--
+			}
+		}
+	}
+	if st := statsSettle(t, c, Stats{}); st != (Stats{}) {
+		t.Errorf("Stats at the end = %+v, want none", st)
+	}
+	for _, k := range kids {
+		k.stop(t)
+	}
+	for len(events) > 0 {
+		if e := <-events; e.kind == "run" && e.id != "" && e.id[0] == 'j' {
+			runs[e.id] = append(runs[e.id], e.payload)
+			if v := violation(e); v != "" {
+				t.Errorf("%s: %s in child %d, payload %q", e.id, v, e.child, e.payload)
+			}
+		}
+	}
+	if len(checked) < 10 {
+		t.Errorf("%d of %d actions in time, want at least 10", len(checked), 3*n/4)
+	}
+	t.Logf("%d jobs, %d withdrawn in time (%d too late to check), %d copies dropped", n, len(checked), late, len(skips))
+}
+
+// Worker processes and the two other places a copy waits: a retry's
+// backoff and a cron activation held until due. Jobs f0..f4 fail; when a
+// child reports their retry arranged (redelivery in 1 s), the parent
+// cancels them. Cron jobs c0..c4 fire every 2 s; when a child holds an
+// activation, the parent cancels the job. A cancel counts when it returned
+// before the copy's time (the retry's 1 s after the report, the
+// activation's due time); no cancelled job runs again, and every held
+// activation is dropped.
+func TestCancelFinalProcessesRetryCron(t *testing.T) {
+	if testing.Short() {
+		t.Skip("child processes")
+	}
+	c := open(t, Config{Listen: "127.0.0.1:0", AckWait: 2 * time.Second})
+	ctx := context.Background()
+	events := make(chan childEvent, 1024)
+	for i := range 2 {
+		startChild(t, i, c.URL(), 4, events, "NATSJOBS_CHILD_HOOKS=1")
+	}
+	for range 2 {
+		if e := recv(t, events, "ready"); e.kind != "ready" {
+			t.Fatalf("child %d said %s before ready", e.child, e.kind)
+		}
+	}
+	const k = 5
+	for i := range k {
+		if err := c.Enqueue(ctx, Job{Queue: "q", ID: fmt.Sprint("f", i), Payload: []byte("fail")}); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.EnqueueCron(ctx, Job{Queue: "q", ID: fmt.Sprint("c", i)}, "@every 2s", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checked, late := map[string]bool{}, 0
+	runs, skips := map[string]int{}, map[string]int{}
+	cancelled := 0
+	var last time.Time
+	for cancelled < 2*k {
+		e := recv(t, events, "worker event")
+		if e.id == "" {
+			continue
+		}
+		var due time.Time
+		switch {
+		case e.kind == "run":
+			runs[e.id]++
+			if checked[e.id] {
+				t.Fatalf("%s ran in child %d after its Cancel returned", e.id, e.child)
+			}
+			continue
+		case e.kind == "skip":
+			skips[e.id]++
+			continue
+		case e.kind == "retrying" && e.id[0] == 'f' && runs[e.id] == 1:
+			due = time.Now().Add(time.Second) // the report came after the nak
+		case e.kind == "held" && e.id[0] == 'c' && skips[e.id] == 0 && runs[e.id] == 0:
+			ns, _ := strconv.ParseInt(e.payload, 10, 64)
+			due = time.Unix(0, ns)
+		default:
+			continue
+		}
+		if ok, err := c.Cancel(ctx, "q", e.id); err != nil || !ok {
+			t.Fatalf("Cancel(%s) = %v, %v; want true, nil", e.id, ok, err)
+		}
+		cancelled++
+		if time.Now().Before(due) {
+			checked[e.id] = true
+		} else {
+			late++
+		}
+		if due.After(last) {
+			last = due
+		}
+	}
+	// Past every copy's time, a marker: whatever was to run has run.
+	if err := c.EnqueueAt(ctx, Job{Queue: "q", ID: "end"}, last.Add(1500*time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		e := recv(t, events, "worker event")
+		if e.kind == "run" && e.id == "end" {
+			break
+		}
+		switch e.kind {
+		case "run":
+			runs[e.id]++
+			if checked[e.id] {
+				t.Fatalf("%s ran in child %d after its Cancel returned", e.id, e.child)
+			}
+		case "skip":
+			skips[e.id]++
+		}
+	}
+	for id := range checked {
+		if id[0] == 'c' && skips[id] != 1 {
+			t.Errorf("held activation of %s dropped %d times, want 1", id, skips[id])
+		}
+	}
+	if len(checked) < 2 {
+		t.Errorf("%d of %d cancels in time, want at least 2", len(checked), 2*k)
+	}
+	if st := statsSettle(t, c, Stats{}); st != (Stats{}) {
+		t.Errorf("Stats at the end = %+v, want none", st)
+	}
+	t.Logf("%d cancels in time (%d late), %d held activations dropped", len(checked), late, len(skips))
+}

@@ -1,0 +1,229 @@
+package natsjobs
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Queues returns the names of the queues the server has (made by any
+// Client), sorted.
+func (c *Client) Queues(ctx context.Context) ([]string, error) {
+	if err := c.ready(); err != nil {
+		return nil, err
+	}
+	ctx, cancel := c.timeout(ctx)
+	defer cancel()
+	// Work streams, and only those, take the subjects natsjobs.<q>.s.>.
+	names := c.js.StreamNames(ctx, jetstream.WithStreamListSubject(schedSubject("*", ">")))
+	var out []string
+	for name := range names.Name() {
+		if q, ok := strings.CutPrefix(name, "natsjobs_"); ok && checkQueueName(q) == nil {
+			out = append(out, q)
+		}
+	}
+	if err := names.Err(); err != nil {
+		return nil, c.apiErr("queues", err)
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// pauseFor is how long Pause pauses: in effect, until Resume.
+const pauseFor = 100 * 365 * 24 * time.Hour
+
+// Pause stops the queue's workers, in every process, from taking jobs
+// until Resume: the server stops handing out deliveries (the queue's
+// consumer is paused), so nothing is lost and the pause outlives
+// restarts of workers and of the server. Jobs keep falling due and wait
+// as Pending; enqueueing goes on. Runs in progress finish, and so do the
+// deliveries a worker had already taken: those due (at most its
+// Concurrency) and those it holds until due within the next second.
+// Pausing a paused queue does nothing. (A Work call that starts later
+// updates the consumer's configuration: the server keeps its pause.)
+func (c *Client) Pause(ctx context.Context, queue string) error {
+	return c.pause(ctx, queue, true)
+}
+
+// Resume lets the queue's workers take jobs again after Pause. Resuming
+// a queue that is not paused does nothing.
+func (c *Client) Resume(ctx context.Context, queue string) error {
+	return c.pause(ctx, queue, false)
+}
+
+func (c *Client) pause(ctx context.Context, queue string, on bool) error {
+	if err := c.checkQueue(queue); err != nil {
+		return err
+	}
+	if err := c.ready(); err != nil {
+		return err
+	}
+	if _, err := c.workers(ctx, queue); err != nil {
+		return err
+	}
+	ctx, cancel := c.timeout(ctx)
+	defer cancel()
+	var err error
+	if on {
+		_, err = c.js.PauseConsumer(ctx, workStream(queue), workerConsumer, time.Now().Add(pauseFor))
+	} else {
+		_, err = c.js.ResumeConsumer(ctx, workStream(queue), workerConsumer)
+	}
+	return c.apiErr("pause "+queue, err)
+}
+
+// Purge removes every job of the queue that is not dead: scheduled,
+// pending, running, with its retries and cron schedules. Runs in progress
+// finish, but are neither retried nor dead-lettered. It returns how many
+// jobs (stored copies: a running cron job counts twice) were removed.
+func (c *Client) Purge(ctx context.Context, queue string) (int, error) {
+	if err := c.checkQueue(queue); err != nil {
+		return 0, err
+	}
+	if err := c.ready(); err != nil {
+		return 0, err
+	}
+	if _, err := c.workers(ctx, queue); err != nil {
+		return 0, err
+	}
+	n, err := c.purgeStream(ctx, workStream(queue), "")
+	return int(n), err
+}
+
+// purgeStream removes the messages on filter (empty: all) from stream
+// and returns how many.
+func (c *Client) purgeStream(ctx context.Context, stream, filter string) (uint64, error) {
+	req := []byte("{}")
+	if filter != "" {
+		req, _ = json.Marshal(struct {
+			Filter string `json:"filter"`
+		}{filter})
+	}
+	ctx, cancel := c.timeout(ctx)
+	defer cancel()
+	resp, err := c.nc.RequestWithContext(ctx, "$JS.API.STREAM.PURGE."+stream, req)
+	if err != nil {
+		return 0, c.apiErr("purge "+stream, err)
+	}
+	var r struct {
+		Purged uint64              `json:"purged"`
+		Error  *jetstream.APIError `json:"error"`
+	}
+	if err := json.Unmarshal(resp.Data, &r); err != nil {
+		return 0, fmt.Errorf("natsjobs: purge %s: %w", stream, err)
+	}
+	if r.Error != nil {
+		return 0, c.apiErr("purge "+stream, r.Error)
+	}
+	return r.Purged, nil
+}
+
+// QueueStats describes a queue at one moment: its counts by State, and
+// running totals from which Rates derives rates.
+type QueueStats struct {
+	Queue  string
+	Paused bool
+	// Jobs by State, from three requests to the server read one after the
+	// other (as Stats: a job moving meanwhile may be counted twice or not
+	// at all).
+	Scheduled, Pending, Running, Dead int
+	// Retrying counts the Running jobs delivered more than once.
+	Retrying int
+	// OldestPending is when the longest-waiting Pending job fell due (or
+	// was stored, if later); zero when none is pending.
+	OldestPending time.Time
+	// Stored counts the job copies the queue's stream ever stored:
+	// enqueues, firings of delayed jobs and cron activations, retries
+	// waiting more than a second.
+	Stored uint64
+	// Started counts the deliveries to workers since the queue's consumer
+	// was created: attempts started, crashed ones included.
+	Started uint64
+	// Buried counts the dead letters ever stored.
+	Buried uint64
+	// At is when the counts were read.
+	At time.Time
+}
+
+// Rates are per-second rates between two QueueStats of a queue.
+type Rates struct {
+	Stored, Started, Buried float64
+}
+
+// Rates returns the rates of s's totals since prev, an earlier QueueStats
+// of the same queue: zero when prev is not earlier, and zero for a total
+// that went down (its stream or consumer was made again).
+func (s QueueStats) Rates(prev QueueStats) Rates {
+	secs := s.At.Sub(prev.At).Seconds()
+	if secs <= 0 || prev.At.IsZero() {
+		return Rates{}
+	}
+	rate := func(now, then uint64) float64 {
+		if now < then {
+			return 0
+		}
+		return float64(now-then) / secs
+	}
+	return Rates{
+		Stored:  rate(s.Stored, prev.Stored),
+		Started: rate(s.Started, prev.Started),
+		Buried:  rate(s.Buried, prev.Buried),
+	}
+}
+
+// QueueStats returns the queue's counts and totals: four requests to the
+// server (the consumer, the two streams, the oldest pending job), whatever
+// the queue's size. It fails with ErrNotFound for a queue the server does
+// not have.
+func (c *Client) QueueStats(ctx context.Context, queue string) (QueueStats, error) {
+	if err := c.checkQueue(queue); err != nil {
+		return QueueStats{}, err
+	}
+	if err := c.ready(); err != nil {
+		return QueueStats{}, err
+	}
+	w, err := c.workers(ctx, queue)
+	if err != nil {
+		return QueueStats{}, err
+	}
+	tctx, cancel := c.timeout(ctx)
+	defer cancel()
+	work, err := c.js.Stream(tctx, workStream(queue))
+	if err != nil {
+		return QueueStats{}, c.apiErr("stats", err)
+	}
+	dead, err := c.js.Stream(tctx, deadStream(queue))
+	if err != nil {
+		return QueueStats{}, c.apiErr("stats", err)
+	}
+	st := QueueStats{Queue: queue, Paused: w.Paused, At: time.Now()}
+	// As in Stats: redeliveries are counted only while in progress.
+	st.Retrying = min(w.NumRedelivered, w.NumAckPending)
+	st.Running = w.NumAckPending
+	st.Pending = int(w.NumPending)
+	ws := work.CachedInfo().State
+	st.Scheduled = max(int(ws.Msgs)-st.Pending-st.Running, 0)
+	st.Dead = int(dead.CachedInfo().State.Msgs)
+	st.Stored = ws.LastSeq
+	st.Started = w.Delivered.Consumer
+	st.Buried = dead.CachedInfo().State.LastSeq
+	if st.Pending > 0 {
+		m, err := c.firstFrom(ctx, workStream(queue), readySubject(queue, ">"), w.Delivered.Stream+1)
+		if err != nil {
+			return QueueStats{}, err
+		}
+		if m != nil {
+			j := directInfo(queue, "", Pending, m)
+			st.OldestPending = j.NextRun
+			if j.Stored.After(st.OldestPending) {
+				st.OldestPending = j.Stored
+			}
+		}
+	}
+	return st, nil
+}
