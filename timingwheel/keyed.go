@@ -577,6 +577,10 @@ func (k *keyed[K, V]) flush() {
 	k.fired = k.fired[:0]
 }
 
+// stopped lets the workers run the callbacks already handed to them, then
+// exit: nothing is handed out any more.
+func (k *keyed[K, V]) stopped() { k.exec.Drain() }
+
 // runOne runs execute for one fired timer and reports a panic or a Goexit
 // (see Panic).
 func (k *keyed[K, V]) runOne(it dueItem[K, V]) {

@@ -1,17 +1,17 @@
 // Package pool is the module's one worker pool: it runs queued items on
 // at most a fixed number of goroutines, recovers panics, replaces a
 // goroutine ended by runtime.Goexit, bounds its queue if asked, and shuts
-// down by dropping what is queued. timingwheel runs fired
+// down by dropping what is queued (Close) or running it first (Drain). timingwheel runs fired
 // callbacks on it and jobs runs attempts on it.
 //
 // # Concepts
 //
 //   - The queue: a ring of items, unbounded or at most Limit long.
 //   - Workers: goroutines started when work arrives, at most Workers of
-//     them, each leaving when it finds the queue empty.
-//   - The wake chain: a push starts a worker only if none is already on its
-//     way to the queue, and a worker that takes an item while more wait
-//     starts the next one. A burst thus ramps up to every worker without
+//     them, waiting (parked) while the queue is empty, until Close or Drain.
+//   - The wake chain: a push wakes a parked worker, or starts one, only if
+//     none is already on its way to the queue, and a worker that takes an
+//     item while more wait wakes or starts the next one. A burst thus ramps up to every worker without
 //     starting more goroutines than there are items, and the pushing
 //     goroutine (a wheel's owner) starts at most one per push.
 //   - Leaving user code: an item whose Run panics or calls runtime.Goexit
@@ -49,22 +49,26 @@ type Config[T, W any] struct {
 // Pool runs items on worker goroutines. All fields are guarded by mu.
 type Pool[T, W any] struct {
 	mu      sync.Mutex
+	cond    sync.Cond // parked workers wait on it
 	cfg     Config[T, W]
 	ring    []T
 	head, n int
 	workers int  // started and not yet left
-	waking  int  // started, not yet at the queue
-	closed  bool // Push refuses
+	parked  int  // waiting on cond for work
+	waking  int  // started or signalled, not yet at the queue
+	closed  bool // Push refuses; workers leave once the queue is empty
 	idle    chan struct{}
 }
 
 // New returns an empty Pool; it starts no goroutine until work arrives.
 func New[T, W any](cfg Config[T, W]) *Pool[T, W] {
-	return &Pool[T, W]{cfg: cfg}
+	p := &Pool[T, W]{cfg: cfg}
+	p.cond.L = &p.mu
+	return p
 }
 
 // Push queues item and reports whether there was room (false once the
-// queue holds Limit items, or after Close). It never blocks.
+// queue holds Limit items, or after Close or Drain). It never blocks.
 func (p *Pool[T, W]) Push(item T) bool {
 	p.mu.Lock()
 	if p.closed || (p.cfg.Limit > 0 && p.n >= p.cfg.Limit) {
@@ -81,7 +85,7 @@ func (p *Pool[T, W]) Push(item T) bool {
 }
 
 // PushAll queues every item, beyond Limit if need be, and returns false
-// (queuing nothing) after Close. The caller keeps items.
+// (queuing nothing) after Close or Drain. The caller keeps items.
 func (p *Pool[T, W]) PushAll(items []T) bool {
 	p.mu.Lock()
 	if p.closed {
@@ -101,7 +105,7 @@ func (p *Pool[T, W]) PushAll(items []T) bool {
 
 // Resume queues item first, beyond Limit: for an item that continues the
 // one a worker was running when it called runtime.Goexit. It returns false
-// (queuing nothing) after Close.
+// (queuing nothing) after Close or Drain.
 func (p *Pool[T, W]) Resume(item T) bool {
 	p.mu.Lock()
 	if p.closed {
@@ -145,31 +149,45 @@ func (p *Pool[T, W]) grow() {
 	p.ring, p.head = ring, 0
 }
 
-// wakeLocked counts a new worker on its way to the queue, and reports that
-// the caller must start it, unless one is already on its way or all are
-// running. Locked.
+// wakeLocked gets a worker on its way to the queue unless one already is:
+// it signals a parked one, or counts a new one and reports that the caller
+// must start it. Locked.
 func (p *Pool[T, W]) wakeLocked() bool {
-	if p.waking > 0 || p.workers >= p.cfg.Workers {
-		return false
+	switch {
+	case p.waking > 0:
+	case p.parked > 0:
+		p.waking++
+		p.cond.Signal()
+	case p.workers < p.cfg.Workers:
+		p.workers++
+		p.waking++
+		return true
 	}
-	p.workers++
-	p.waking++
-	return true
+	return false
 }
 
-// pop takes the oldest item. fresh is true for a worker's first call. When
-// the queue is empty it counts the worker gone and returns ok false. When
-// items remain it may ask the caller to start the next worker. Locked.
+// pop takes the oldest item, parking while the queue is empty. fresh is
+// true for a worker's first call. Once the pool is closed and the queue
+// empty it counts the worker gone and returns ok false. When items remain
+// it may ask the caller to start the next worker. Locked.
 func (p *Pool[T, W]) pop(fresh bool) (item T, ok, start bool) {
 	if fresh {
 		p.waking--
 	}
+	for p.n == 0 && !p.closed {
+		if len(p.ring) > 4096 {
+			p.ring, p.head = nil, 0 // give back what a burst grew
+		}
+		p.parked++
+		p.cond.Wait()
+		p.parked--
+		if !p.closed {
+			p.waking-- // before Close or Drain, only a Signal wakes a worker
+		}
+	}
 	if p.n == 0 {
 		p.workers--
 		if p.workers == 0 {
-			if len(p.ring) > 4096 {
-				p.ring, p.head = nil, 0 // give back what a burst grew
-			}
 			if p.idle != nil {
 				close(p.idle)
 				p.idle = nil
@@ -193,7 +211,7 @@ func (p *Pool[T, W]) pop(fresh bool) (item T, ok, start bool) {
 // its place (and its count in workers).
 func (p *Pool[T, W]) work(fresh bool) {
 	w := new(W)
-	var item T
+	var item, zero T
 	returned := false
 	defer func() {
 		if returned {
@@ -226,6 +244,7 @@ func (p *Pool[T, W]) work(fresh bool) {
 		}
 		item = next
 		p.cfg.Run(item, w)
+		item = zero // a parked worker holds nothing of what it ran
 	}
 }
 
@@ -236,8 +255,8 @@ func (p *Pool[T, W]) Queued() int {
 	return p.n
 }
 
-// Idle returns a channel closed once no worker runs: at once if none does.
-// After Close, that is for good.
+// Idle returns a channel closed once no worker is left: at once if none
+// is. Workers leave only after Close or Drain.
 func (p *Pool[T, W]) Idle() <-chan struct{} {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -263,5 +282,15 @@ func (p *Pool[T, W]) Close() []T {
 	}
 	p.ring, p.head, p.n = nil, 0, 0
 	p.closed = true
+	p.cond.Broadcast()
 	return dropped
+}
+
+// Drain refuses further pushes; the workers run what is queued, then
+// leave. It does not wait (see Idle).
+func (p *Pool[T, W]) Drain() {
+	p.mu.Lock()
+	p.closed = true
+	p.cond.Broadcast()
+	p.mu.Unlock()
 }

@@ -59,6 +59,7 @@ func TestRunsEveryItem(t *testing.T) {
 		}
 		synctest.Wait() // the chain has started every worker
 		close(gate)
+		p.Drain()
 		<-p.Idle()
 		synctest.Wait()
 		slices.Sort(rec.ran)
@@ -68,8 +69,8 @@ func TestRunsEveryItem(t *testing.T) {
 		if most != 3 {
 			t.Errorf("at most %d running at once, want 3", most)
 		}
-		if p.workers != 0 || p.waking != 0 {
-			t.Errorf("after the queue ran empty: workers %d, waking %d, want 0, 0", p.workers, p.waking)
+		if p.workers != 0 {
+			t.Errorf("after Drain: %d workers, want 0", p.workers)
 		}
 	})
 }
@@ -95,6 +96,7 @@ func TestBoundedQueue(t *testing.T) {
 			t.Errorf("Queued = %d, want 4", got)
 		}
 		close(gate)
+		p.Drain()
 		<-p.Idle()
 		if want := []int{0, 9, 1, 2, 4}; !slices.Equal(rec.ran, want) {
 			t.Fatalf("ran %v, want %v (Resume first)", rec.ran, want)
@@ -120,6 +122,7 @@ func TestPanicAndGoexit(t *testing.T) {
 		for i := range 9 {
 			p.Push(i)
 		}
+		p.Drain()
 		<-p.Idle()
 		synctest.Wait()
 		if want := []int{0, 3, 6}; !slices.Equal(rec.ran, want) {
@@ -138,7 +141,7 @@ func TestPanicAndGoexit(t *testing.T) {
 			}
 		}
 		if p.workers != 0 {
-			t.Errorf("workers = %d after the queue ran empty, want 0", p.workers)
+			t.Errorf("workers = %d after Drain, want 0", p.workers)
 		}
 	})
 }
@@ -157,6 +160,8 @@ func TestGoexitWithoutHandler(t *testing.T) {
 			rec.add(i)
 		}})
 		p.PushAll([]int{0, 1, 2})
+		synctest.Wait() // Resume runs before Drain
+		p.Drain()
 		<-p.Idle()
 		if want := []int{0, 100, 2}; !slices.Equal(rec.ran, want) {
 			t.Errorf("ran %v, want %v", rec.ran, want)
@@ -170,6 +175,7 @@ func TestWorkerValue(t *testing.T) {
 		var seen []int
 		p := New(Config[int, int]{Workers: 1, Run: func(i int, w *int) { *w++; seen = append(seen, *w) }})
 		p.PushAll([]int{0, 0, 0})
+		p.Drain()
 		<-p.Idle()
 		if want := []int{1, 2, 3}; !slices.Equal(seen, want) {
 			t.Errorf("worker's counts %v, want %v", seen, want)
@@ -224,6 +230,7 @@ func TestQueueStaysBounded(t *testing.T) {
 		for range pending + 1 {
 			step <- struct{}{}
 		}
+		p.Drain()
 		<-p.Idle()
 	})
 }
@@ -236,6 +243,7 @@ func TestPushNoAllocs(t *testing.T) {
 	p.Push(0)
 	allocs := testing.AllocsPerRun(100, func() { p.Push(1) })
 	close(gate)
+	p.Drain()
 	<-p.Idle()
 	if allocs != 0 {
 		t.Errorf("Push allocates %v times, want 0", allocs)
@@ -270,10 +278,45 @@ func TestConcurrentPushes(t *testing.T) {
 		})
 	}
 	wg.Wait()
+	p.Drain()
 	<-p.Idle()
 	mu.Lock()
 	defer mu.Unlock()
 	if ran != 4*each || most > 4 {
 		t.Fatalf("%d items ran, at most %d at once; want %d, at most 4", ran, most, 4*each)
 	}
+}
+
+// TestParkedWorkersWake: workers wait while the queue is empty; a later
+// push wakes one of them rather than starting another goroutine, and
+// Drain runs what is queued before they leave.
+func TestParkedWorkersWake(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var rec recorder
+		gate := make(chan struct{}, 10)
+		p := New(Config[int, struct{}]{Workers: 2, Run: func(i int, _ *struct{}) { <-gate; rec.add(i) }})
+		p.PushAll([]int{0, 1})
+		gate <- struct{}{}
+		gate <- struct{}{}
+		synctest.Wait()
+		if p.workers != 2 || p.parked != 2 {
+			t.Fatalf("queue empty: %d workers, %d parked; want 2, 2", p.workers, p.parked)
+		}
+		p.Push(2)
+		p.Push(3)
+		synctest.Wait()
+		if p.workers != 2 || p.parked != 0 {
+			t.Fatalf("two pushed: %d workers, %d parked; want 2, 0", p.workers, p.parked)
+		}
+		p.Push(4)
+		p.Drain()
+		for range 3 {
+			gate <- struct{}{}
+		}
+		<-p.Idle()
+		slices.Sort(rec.ran)
+		if want := []int{0, 1, 2, 3, 4}; !slices.Equal(rec.ran, want) {
+			t.Fatalf("ran %v, want %v", rec.ran, want)
+		}
+	})
 }
