@@ -308,8 +308,8 @@ type Hooks struct {
 // default.
 type Options struct {
 	// Workers is the number of runs that may execute at once, on worker
-	// goroutines started on demand, each of which exits when no run
-	// waits. 0 means 8 × GOMAXPROCS; negative is an error.
+	// goroutines started on demand and kept until Shutdown. 0 means
+	// 8 × GOMAXPROCS; negative is an error.
 	Workers int
 	// Queue bounds the runs that are due but wait for a worker. When it is
 	// full, a due run is not lost but late: the wheel offers it again on
