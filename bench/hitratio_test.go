@@ -130,8 +130,8 @@ func loadHitTrace(dir string, t traces.Trace) ([]uint64, error) {
 // to the previous one is not measured twice, so loop has four cells and
 // the five traces 24). Every cache is held to its capacity: buffered writes
 // and evictions are drained inside Set (see hitratio_adapters_test.go), and
-// the replay fails if a cache ever holds more than its capacity after a Set.
-// A cache that gets more hits than Belady's optimum on a cell fails too (its
+// the replay fails if a cache ever holds more than its capacity after a Set
+// (plus its hitImpl.slack: 1 for ARC, 0 for every other). A cache that gets more hits than Belady's optimum on a cell fails too (its
 // adapter counts hits it did not have).
 //
 // Sub-benchmarks trace=<name>/cap=<share>/impl=<name> report:

@@ -81,13 +81,13 @@ func (c *cache[K, V]) setIfAbsent(key K, h uint64, value V, mark bool) (actual V
 	}
 	if n := s.tab.Get(key, h); n != nil && n.deadline() > now {
 		actual = *n.val.Load()
-		if mark && n.stamp.Load()&markBit == 0 {
-			n.stamp.Or(markBit)
+		if mark && c.bounded {
+			n.noteRead()
 		}
 		s.mu.Unlock()
 		return actual, true, false
 	}
-	s.setLocked(key, h, value, now, deadline, &p)
+	s.setLocked(key, h, value, 1, now, deadline, &p)
 	s.mu.Unlock()
 	c.finish(&p)
 	c.forgetNotFound(key)

@@ -23,15 +23,36 @@ func TestPeekLeavesNoTrace(t *testing.T) {
 		if st := c.Stats(); st.Hits != 0 || st.Misses != 0 {
 			t.Errorf("Stats after Peeks = %d hits, %d misses; want 0, 0", st.Hits, st.Misses)
 		}
-		c.Set(3, 30) // evicts the tail, 1: peeked, not read
-		if _, ok := c.Peek(1); ok {
-			t.Error("entry 1 survived an eviction after a Peek; want it evicted as unread")
+		c.Peek(2)
+		c.Peek(2)
+		// 1 and 2 were used as often: of the two, the newcomer 2 goes.
+		// (Read twice, 2 would stay and 1 go: TestGetIsAUse.)
+		c.Set(3, 30)
+		if _, ok := c.Peek(2); ok {
+			t.Error("entry 2 survived an eviction after Peeks; want it evicted as unread")
 		}
 		time.Sleep(time.Minute)
 		if _, ok := c.Peek(2); ok {
 			t.Error("Peek returned an entry at its deadline")
 		}
 	})
+}
+
+// TestGetIsAUse is TestPeekLeavesNoTrace's control: reads make an entry
+// stay.
+func TestGetIsAUse(t *testing.T) {
+	c := newCache(t, Options[int, int]{TTL: time.Minute, Limit: 2})
+	c.Set(1, 10)
+	c.Set(2, 20)
+	c.Get(2)
+	c.Get(2)
+	c.Set(3, 30)
+	if _, ok := c.Peek(2); !ok {
+		t.Error("entry 2 was evicted after two reads; want 1 evicted")
+	}
+	if _, ok := c.Peek(1); ok {
+		t.Error("entry 1 survived; want it evicted, read less than 2")
+	}
 }
 
 // TestRemainingCountsDown: Remaining is the time to the deadline,

@@ -18,7 +18,7 @@ import (
 	"github.com/ttlkit/ttlkit/timingwheel"
 )
 
-// Cache is a concurrent LRU cache whose entries expire after a TTL. Create
+// Cache is a concurrent cache whose entries expire after a TTL. Create
 // one with New; all methods are safe for concurrent use. See the package
 // documentation for the model and guarantees.
 //
@@ -45,8 +45,12 @@ type cache[K comparable, V any] struct {
 	shards []atomic.Pointer[shard[K, V]]
 	seed   maphash.Seed // one hash picks the shard and the table slot
 	reads  readCounters
-	limit  int  // Options.Limit, split across the shards
-	inline bool // V has no pointers: first values go inline in nodes
+	limit  int64 // Options.Limit or Options.MaxWeight, split across the shards
+	inline bool  // V has no pointers: first values go inline in nodes
+
+	// bounded: limit > 0, so reads are recorded for the policy.
+	bounded bool
+	climb   climber // the window share of every shard's policy
 
 	// nanKeys: K can hold a value not equal to itself (a NaN), which is
 	// never stored (see unstorable).
@@ -83,7 +87,8 @@ func New[K comparable, V any](opts Options[K, V]) (*Cache[K, V], error) {
 	c := &cache[K, V]{
 		shards:  make([]atomic.Pointer[shard[K, V]], n),
 		seed:    maphash.MakeSeed(),
-		limit:   opts.Limit,
+		limit:   int64(opts.Limit),
+		bounded: opts.Limit > 0,
 		inline:  !hasPointers(reflect.TypeFor[V]()),
 		ttl:     opts.TTL,
 		jitter:  opts.Jitter,
@@ -96,6 +101,7 @@ func New[K comparable, V any](opts Options[K, V]) (*Cache[K, V], error) {
 	}
 	c.reads.init(runtime.GOMAXPROCS(0))
 	c.initLoading(&opts)
+	c.climb.init(opts.Limit)
 	c.origin = time.Now()
 	sched, err := timingwheel.NewScheduler(opts.Resolution, wheelSlots(opts.TTL, opts.Resolution), c.fire,
 		timingwheel.WithPanicHandler(c.reportPanic))
@@ -122,7 +128,7 @@ func New[K comparable, V any](opts Options[K, V]) (*Cache[K, V], error) {
 // shardCount returns the number of shards: a power of two, one per
 // processor and at least 16, fewer when Limit is small, so that each shard
 // of a bounded cache holds at least 64 entries (and a Limit under 128 gets
-// one shard and exact CLOCK order). Shards are made on first use, so an
+// one shard, so one policy sees every key). Shards are made on first use, so an
 // empty cache holds only a pointer per shard; one per processor keeps the
 // shards that a thousand entries reach (about 1 KiB each with their
 // indexes) small next to the entries.
@@ -163,7 +169,7 @@ func (c *cache[K, V]) shardFor(h uint64) *shard[K, V] {
 		return s
 	}
 	s := new(shard[K, V])
-	s.init(c.shardLimit(i), c.inline, c.seed)
+	s.init(c.shardLimit(i), false, c.inline, c.seed, &c.climb.frac)
 	if !c.shards[i].CompareAndSwap(nil, s) {
 		return c.shards[i].Load() // made by another writer meanwhile
 	}
@@ -179,13 +185,13 @@ func (c *cache[K, V]) shardFor(h uint64) *shard[K, V] {
 
 // shardLimit returns the Limit of shard i (0 for no limit): Limit is split
 // exactly, and the first Limit%n shards take one more.
-func (c *cache[K, V]) shardLimit(i int) int {
+func (c *cache[K, V]) shardLimit(i int) int64 {
 	if c.limit == 0 {
 		return 0
 	}
-	n := len(c.shards)
+	n := int64(len(c.shards))
 	limit := c.limit / n
-	if i < c.limit%n {
+	if int64(i) < c.limit%n {
 		limit++
 	}
 	return limit
@@ -235,9 +241,9 @@ func (c *cache[K, V]) lifetime(ttl time.Duration) int64 {
 // entry.
 //
 // Get takes no lock and writes no shared memory on a hit but its own
-// counter stripe: it marks the entry as recently used (for eviction under
-// Limit) with one atomic write only the first time after each write or
-// second chance. A Get racing with a write of the same key returns the
+// counter stripe and, under a Limit, the entry's read counter for the
+// eviction policy: one compare-and-swap per read until the counter
+// reaches 15, none after, until the policy next looks at the entry. A Get racing with a write of the same key returns the
 // value before or after the write, never a torn value or another key's;
 // only if writes of its key land between its loads three times in a row
 // does it take the shard lock, briefly, to finish. It never waits for the
@@ -294,11 +300,11 @@ func (c *cache[K, V]) lookup(key K, h uint64, mark bool) (v V, left time.Duratio
 		if p == nil || left <= 0 {
 			return v, 0, false
 		}
-		if mark && st&markBit == 0 {
-			n.stamp.Or(markBit)
+		if mark && c.bounded {
+			n.noteRead()
 		}
 		if mark && c.onRead {
-			c.read(n, key, h, st|markBit, now)
+			c.read(n, key, h, st, now)
 		}
 		return *p, time.Duration(left), true
 	}
@@ -354,7 +360,7 @@ func (c *cache[K, V]) set(key K, value V, ttl time.Duration) {
 		s.mu.Unlock()
 		return
 	}
-	s.setLocked(key, h, value, now, deadline, &p)
+	s.setLocked(key, h, value, 1, now, deadline, &p)
 	s.mu.Unlock()
 	c.finish(&p)
 	c.forgetNotFound(key)
@@ -394,8 +400,17 @@ func (c *cache[K, V]) finish(p *pending[K, V]) {
 		// An error means the cache was closed meanwhile: nothing to do.
 		_ = c.sched.Cancel(&p.cancel.timer)
 	}
+	for _, e := range p.cancels {
+		_ = c.sched.Cancel(&e.timer)
+	}
 	if p.event.Reason != 0 && c.onEvict != nil {
 		c.evict(p.event)
+		for _, ev := range p.more {
+			c.evict(ev)
+		}
+	}
+	if p.climb {
+		c.climb.climb(c.reads.sum)
 	}
 }
 
@@ -586,10 +601,11 @@ func (c *cache[K, V]) close(wait bool) bool {
 		for s := range c.made() {
 			s.mu.Lock()
 			s.closed = true
-			// Drop every node; break the LRU ring so nothing is pinned
-			// through the sentinel.
+			// Drop every node; break the queues' rings so nothing is
+			// pinned through the sentinels.
 			s.tab.Clear()
-			s.lru.next, s.lru.prev = &s.lru, &s.lru
+			s.resetQueuesLocked()
+			s.sk = sketch{}
 			s.mu.Unlock()
 		}
 		c.closeLoading(wait)

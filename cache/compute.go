@@ -101,7 +101,7 @@ func (c *cache[K, V]) runCompute(s *shard[K, V], key K, h uint64, cl *call[V], o
 		if apply {
 			switch a {
 			case Store:
-				s.setLocked(key, h, v, now, now+c.lifetime(c.ttl), &p)
+				s.setLocked(key, h, v, 1, now, now+c.lifetime(c.ttl), &p)
 				c.forgetNotFoundLocked(key, &np)
 			case Remove:
 				s.deleteLocked(key, h, now, &p)

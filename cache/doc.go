@@ -1,6 +1,6 @@
 // Package cache is a concurrent, generic cache whose entries expire after a
-// TTL, with an optional size limit (approximate LRU) and load-through with
-// single flight.
+// TTL, with an optional size limit (frequency-aware eviction, W-TinyLFU)
+// and load-through with single flight.
 //
 //	c, err := cache.New(cache.Options[string, *User]{TTL: time.Minute, Limit: 100_000})
 //	if err != nil {
@@ -18,9 +18,10 @@
 //     has passed, not even by one tick: they compare its deadline with the
 //     clock themselves. Each Set restarts the TTL; Touch does so without a
 //     new value.
-//   - Bounded. With a Limit, the cache never holds more than Limit entries:
-//     an insertion into a full cache first evicts one that has gone unread
-//     the longest (CLOCK, an approximation of LRU per shard).
+//   - Bounded. With a Limit, the cache never holds more than Limit entries,
+//     not even for an instant: an insertion into a full cache first evicts
+//     one, chosen by how often and how recently entries were used
+//     (W-TinyLFU), so that a key used once never displaces one used often.
 //   - Take loads a missing key once, however many goroutines ask for it at
 //     the same time; errors are returned to all of them and not cached.
 //   - Memory comes back. Expired entries are removed within one Resolution
@@ -77,13 +78,26 @@
 //
 // # Eviction
 //
-// Each shard keeps its entries in order of last write. Get and a Take hit
-// mark an entry as read. To make room, the shard looks at its oldest
-// entry: an expired one goes (reason Expired); a marked one loses its mark
-// and counts as new again (its second chance); the first unmarked one goes
-// (reason Evicted). An entry is therefore evicted only after it has gone
-// unread for a full pass over its shard, and reads never take a lock to
-// update the order. Across shards the order is only statistically LRU.
+// With a Limit, each shard runs W-TinyLFU: a new entry enters a small
+// window kept in recency order; an entry pushed out of the window is
+// admitted to the main space only if a frequency sketch has seen its key
+// more often than the entry main would evict, and the main space keeps
+// entries read again (protected) apart from those on probation. A key used
+// once therefore never displaces a key used often, a scan passes through
+// the window, and a loop over more keys than the Limit keeps a stable part
+// of itself instead of always evicting the key that comes next. The
+// window's share of the Limit adapts by hill climbing on the hit ratio: a
+// workload where recency wins grows it (towards LRU), one where frequency
+// wins shrinks it. Replayed on five real traces (database, search, web,
+// file system and loop; see TestTraceHitRatio), the mean hit ratio is
+// 45.5% where an exact LRU gets 42.7% and otter 44.4%.
+//
+// Reads take no lock for this: Get adds one to a small counter in the
+// entry, which stops at 15, so a hot entry costs readers no write at all
+// most of the time. The shard looks at the counters only when it needs
+// room, under its lock, at the old end of its queues (as CLOCK does with
+// its mark), and adds them to the sketch then. The design and its
+// measurements are in doc/design.md.
 //
 // # Take
 //
@@ -108,7 +122,8 @@
 // Get: one hash of the key, one lookup in the shard's index, one monotonic
 // clock read when an entry is found (20-30ns on a virtualized clock
 // source: the price of never returning a stale entry), at most one atomic
-// OR for the read mark, and one atomic add on a striped hit counter. No
+// compare-and-swap on the entry's read counter (none once it reaches 15,
+// none without a Limit), and one atomic add on a striped hit counter. No
 // lock, no channel, no allocation.
 //
 // Set of an existing key: one shard lock and one value allocation; the

@@ -70,7 +70,7 @@ func ExampleOptions_onEvict() {
 
 	c.Set("a", 1)
 	c.Set("b", 2)
-	c.Get("a")    // a is read: it gets a second chance
+	c.Get("a")    // a is used twice, b once
 	c.Set("c", 3) // full: b goes
 	c.Set("a", 10)
 	c.Delete("c")

@@ -6,12 +6,14 @@ import (
 )
 
 // checkInvariants verifies the cache's structure: for every shard, the
-// table and the LRU ring hold exactly the same live nodes, the ring's links
-// are consistent, every live node has a value, no dead bit and an expiry
-// that points back at it, the table's
-// size follows its population (no more than eight slots per entry above
-// its floor, so memory comes back after mass expiry), the shard respects
-// its limit, and the limits add up to the cache's. With quiet set (every
+// table and the policy's queues hold exactly the same live nodes, each
+// queue's links are consistent, every node records the queue it is in, the
+// queues' weights add up to what the shard counts (entries, without a
+// Weigher), an unbounded shard uses the window only, every live node has a
+// value, no dead bit and an expiry that points back at it, the table's size
+// follows its population (no more than eight slots per entry above its
+// floor, so memory comes back after mass expiry), the shard respects its
+// limit, and the limits add up to the cache's. With quiet set (every
 // goroutine that uses the cache is blocked, as after synctest.Wait) it also
 // checks the expiry engine: every live node's expiry is scheduled and no
 // retired expiry is (the wheel holds exactly one timer per live node), and
@@ -19,7 +21,7 @@ import (
 func checkInvariants[K comparable, V any](t testing.TB, c *Cache[K, V], limit int, quiet bool) {
 	t.Helper()
 	in := c.c
-	total, limits := 0, 0
+	total, limits := 0, int64(0)
 	now := in.now()
 	for i := range in.shards {
 		limits += in.shardLimit(i)
@@ -32,61 +34,82 @@ func checkInvariants[K comparable, V any](t testing.TB, c *Cache[K, V], limit in
 			t.Errorf("shard %d: limit %d, want %d", i, s.limit, in.shardLimit(i))
 		}
 		if s.closed {
-			if s.tab.Len() != 0 || s.lru.next != &s.lru {
-				t.Errorf("shard %d: closed but holds %d table entries", i, s.tab.Len())
+			if s.tab.Len() != 0 || s.total() != 0 {
+				t.Errorf("shard %d: closed but holds %d table entries, weight %d", i, s.tab.Len(), s.total())
 			}
 			s.mu.Unlock()
 			continue
 		}
 		n := 0
-		prev := &s.lru
-		for e := s.lru.next; e != &s.lru; e = e.next {
-			n++
-			h := in.hash(e.key)
-			if e.prev != prev {
-				t.Errorf("shard %d: node %v: prev link broken", i, e.key)
-			}
-			if got := s.tab.Get(e.key, h); got != e {
-				t.Errorf("shard %d: LRU node %v: table holds %p, want %p", i, e.key, got, e)
-			}
-			if e.stamp.Load()&deadBit != 0 {
-				t.Errorf("shard %d: live node %v has the dead bit", i, e.key)
-			}
-			if p := e.val.Load(); p == nil {
-				t.Errorf("shard %d: live node %v has no value", i, e.key)
-			} else if !s.inline && p == &e.value {
-				// Boxed values are always allowed (after an overwrite);
-				// inline ones only for a V without pointers.
-				t.Errorf("shard %d: node %v: value inline, but V has pointers", i, e.key)
-			}
-			if x := e.exp; x == nil {
-				t.Errorf("shard %d: live node %v has no expiry", i, e.key)
-			} else {
-				if got := x.n.Load(); got != e {
-					t.Errorf("shard %d: node %v: its expiry times %p, want %p", i, e.key, got, e)
+		var weight int64
+		for q := range s.q {
+			prev := &s.q[q]
+			var held int64
+			for e := s.q[q].next; e != &s.q[q]; e = e.next {
+				n++
+				held += e.weight()
+				h := in.hash(e.key)
+				if e.prev != prev {
+					t.Errorf("shard %d: node %v: prev link broken", i, e.key)
 				}
-				if x.timer.Value != x {
-					t.Errorf("shard %d: node %v: timer back pointer %p, want %p", i, e.key, x.timer.Value, x)
+				if e.queue() != q {
+					t.Errorf("shard %d: node %v in queue %d records queue %d", i, e.key, q, e.queue())
+				}
+				if s.limit == 0 && q != window {
+					t.Errorf("shard %d: unbounded, but node %v is in queue %d", i, e.key, q)
+				}
+				if !s.weighed && e.weight() != 1 {
+					t.Errorf("shard %d: node %v weighs %d without a Weigher, want 1", i, e.key, e.weight())
+				}
+				if got := s.tab.Get(e.key, h); got != e {
+					t.Errorf("shard %d: queued node %v: table holds %p, want %p", i, e.key, got, e)
+				}
+				if e.stamp.Load()&deadBit != 0 {
+					t.Errorf("shard %d: live node %v has the dead bit", i, e.key)
+				}
+				if p := e.val.Load(); p == nil {
+					t.Errorf("shard %d: live node %v has no value", i, e.key)
+				} else if !s.inline && p == &e.value {
+					// Boxed values are always allowed (after an overwrite);
+					// inline ones only for a V without pointers.
+					t.Errorf("shard %d: node %v: value inline, but V has pointers", i, e.key)
+				}
+				if x := e.exp; x == nil {
+					t.Errorf("shard %d: live node %v has no expiry", i, e.key)
+				} else {
+					if got := x.n.Load(); got != e {
+						t.Errorf("shard %d: node %v: its expiry times %p, want %p", i, e.key, got, e)
+					}
+					if x.timer.Value != x {
+						t.Errorf("shard %d: node %v: timer back pointer %p, want %p", i, e.key, x.timer.Value, x)
+					}
+				}
+				if got := in.shardAt(h); got != s {
+					t.Errorf("node %v: in shard %d, but hashes elsewhere", e.key, i)
+				}
+				if quiet && e.deadline() <= now-int64(in.res) {
+					t.Errorf("shard %d: node %v: deadline %v, overdue at %v by more than resolution %v",
+						i, e.key, time.Duration(e.deadline()), time.Duration(now), in.res)
+				}
+				prev = e
+				if n > s.tab.Len()+1 {
+					t.Errorf("shard %d: queues longer than the table (%d)", i, s.tab.Len())
+					break
 				}
 			}
-			if got := in.shardAt(h); got != s {
-				t.Errorf("node %v: in shard %d, but hashes elsewhere", e.key, i)
+			if s.q[q].prev != prev {
+				t.Errorf("shard %d: queue %d: sentinel prev link broken", i, q)
 			}
-			if quiet && e.deadline() <= now-int64(in.res) {
-				t.Errorf("shard %d: node %v: deadline %v, overdue at %v by more than resolution %v",
-					i, e.key, time.Duration(e.deadline()), time.Duration(now), in.res)
+			if held != s.held[q] {
+				t.Errorf("shard %d: queue %d holds weight %d, counted %d", i, q, held, s.held[q])
 			}
-			prev = e
-			if n > s.tab.Len()+1 {
-				t.Errorf("shard %d: LRU ring longer than the table (%d)", i, s.tab.Len())
-				break
-			}
-		}
-		if s.lru.prev != prev {
-			t.Errorf("shard %d: sentinel prev link broken", i)
+			weight += held
 		}
 		if n != s.tab.Len() {
-			t.Errorf("shard %d: LRU length %d, table length %d", i, n, s.tab.Len())
+			t.Errorf("shard %d: queues hold %d nodes, table %d", i, n, s.tab.Len())
+		}
+		if s.limit > 0 && weight > s.limit {
+			t.Errorf("shard %d: weight %d, limit %d", i, weight, s.limit)
 		}
 		inTable := 0
 		s.tab.All(func(e *node[K, V]) bool {
@@ -97,18 +120,15 @@ func checkInvariants[K comparable, V any](t testing.TB, c *Cache[K, V], limit in
 			return true
 		})
 		if inTable != n {
-			t.Errorf("shard %d: table iterates %d nodes, LRU ring holds %d", i, inTable, n)
+			t.Errorf("shard %d: table iterates %d nodes, queues hold %d", i, inTable, n)
 		}
 		if slots := s.tab.Slots(); slots > 8 && slots > 8*n {
 			t.Errorf("shard %d: table of %d slots for %d entries, want at most 8 per entry", i, slots, n)
 		}
-		if s.limit > 0 && n > s.limit {
-			t.Errorf("shard %d: %d entries, limit %d", i, n, s.limit)
-		}
 		total += n
 		s.mu.Unlock()
 	}
-	if limits != limit {
+	if limits != int64(limit) {
 		t.Errorf("shard limits sum to %d, want %d", limits, limit)
 	}
 	if got := c.Len(); got != total {

@@ -48,11 +48,11 @@ func (c *cache[K, V]) each(yield func(K, V) bool) {
 		now := c.now()
 		buf = buf[:0]
 		s.mu.Lock()
-		for n := s.lru.next; n != &s.lru; n = n.next {
+		s.each(func(n *node[K, V]) {
 			if d := n.deadline(); d > now {
 				buf = append(buf, snapshot[K, V]{n.key, *n.val.Load(), d})
 			}
-		}
+		})
 		s.mu.Unlock()
 		for j := range buf {
 			e := &buf[j]

@@ -316,7 +316,7 @@ func (c *cache[K, V]) complete(s *shard[K, V], key K, h uint64, cl *call[V], l L
 			ttl = c.ttl
 		}
 		if keep && ttl > 0 {
-			s.setLocked(key, h, l.Value, now, now+c.lifetime(ttl), &p)
+			s.setLocked(key, h, l.Value, 1, now, now+c.lifetime(ttl), &p)
 			c.forgetNotFoundLocked(key, &np)
 		}
 	}

@@ -45,7 +45,7 @@ func (c *cache[K, V]) putNotFoundLocked(key K, ttl time.Duration, np *pending[K,
 	deadline := now + neg.lifetime(ttl)
 	s.mu.Lock()
 	if !s.closed {
-		s.setLocked(key, h, struct{}{}, now, deadline, np)
+		s.setLocked(key, h, struct{}{}, 1, now, deadline, np)
 	}
 	s.mu.Unlock()
 }

@@ -47,10 +47,11 @@ type Options[K comparable, V any] struct {
 	TTL time.Duration
 
 	// Limit is the maximum number of entries. When an insertion would
-	// exceed it, one entry is evicted (reason Evicted, or Expired for an
-	// entry whose deadline has passed) in the CLOCK approximation of LRU
+	// exceed it, one entry is evicted first (reason Evicted, or Expired for
+	// an entry whose deadline has passed), chosen by the W-TinyLFU policy
 	// described in the package documentation. The total never exceeds
-	// Limit. 0 means unbounded; a negative Limit is an error.
+	// Limit, at any instant. 0 means unbounded; a negative Limit is an
+	// error.
 	Limit int
 
 	// Jitter spreads expiry: each TTL, whether from TTL or from a per-call

@@ -40,7 +40,7 @@ func refreshKeyOf[K comparable](r *refreshKey[K]) K { return r.key }
 
 // read runs for every lookup that is a use and finds a live entry, when
 // the cache slides expiry or refreshes: n is the entry, st its stamp (with
-// the read mark set) and now the lookup's clock reading, reused here.
+// as the lookup read it) and now the lookup's clock reading, reused here.
 func (c *cache[K, V]) read(n *node[K, V], key K, h uint64, st, now int64) {
 	d := st >> stampShift
 	if c.sliding {
@@ -49,7 +49,7 @@ func (c *cache[K, V]) read(n *node[K, V], key K, h uint64, st, now int64) {
 		// read: if a writer stored another one meanwhile (a new value, a
 		// Touch, death), the writer's stamp stands.
 		if next := now + int64(c.ttl); next-d >= int64(c.res) {
-			n.stamp.CompareAndSwap(st, min(next, int64(maxTTL))<<stampShift|st&markBit)
+			n.stamp.CompareAndSwap(st, min(next, int64(maxTTL))<<stampShift)
 		}
 		return
 	}

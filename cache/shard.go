@@ -12,8 +12,8 @@ import (
 	"github.com/ttlkit/ttlkit/timingwheel"
 )
 
-// node is one entry: the LRU links, the deadline and flags, the key and
-// the value live together; its timer lives in an expiry, the one other
+// node is one entry: the policy's queue links, the deadline and flags,
+// the policy's read counter, the key and the value live together; its timer lives in an expiry, the one other
 // per-entry allocation (see expiry), and its index slot in the shard's
 // table.
 //
@@ -34,22 +34,24 @@ import (
 // where it pins no other memory.
 //
 // Ownership. key and value are written once before the node is published
-// and never change. prev, next and exp are guarded by the shard lock. val and the deadline and dead bits of stamp are
-// written with the shard lock held, atomically, because readers and arm
-// load them without it. The mark bit is set by readers without any lock
-// (with an atomic OR, only when it is clear) and cleared by writers under
+// and never change. prev, next, meta and exp are guarded by the shard
+// lock. val and stamp are written with the shard lock held, atomically,
+// because readers and arm load them without it. reads is incremented by
+// readers without any lock (see noteRead) and reset by the policy under
 // the lock.
 type node[K comparable, V any] struct {
-	// prev and next link the shard's LRU list; both nil once the node is
-	// dead (it never comes back).
+	// prev and next link the node into its queue (see policy.go); both
+	// nil once the node is dead (it never comes back).
 	prev, next *node[K, V]
 
-	// stamp is deadline<<stampShift | dead | mark, where deadline is in
+	// stamp is deadline<<stampShift | dead, where deadline is in
 	// nanoseconds since the cache's origin (see the bit constants).
 	stamp atomic.Int64
 
 	val   atomic.Pointer[V] // the current value; nil once dead
 	exp   *expiry[K, V]     // the node's timer; nil once dead
+	reads atomic.Uint32     // reads since the policy last looked, saturating
+	meta  uint32            // weight<<2 | queue
 	key   K
 	value V // the first value, inline (V without pointers only)
 }
@@ -75,9 +77,6 @@ type expiry[K comparable, V any] struct {
 }
 
 const (
-	// markBit is the access mark: set by a read, cleared by a write or a
-	// second chance.
-	markBit = 1
 	// deadBit is set when the node leaves the cache for good.
 	deadBit    = 2
 	stampShift = 2
@@ -90,7 +89,7 @@ func (n *node[K, V]) deadline() int64 { return n.stamp.Load() >> stampShift }
 // live reports whether n is still in its shard. Shard lock held.
 func (n *node[K, V]) live() bool { return n.prev != nil }
 
-// setDeadlineLocked sets the deadline and clears the mark.
+// setDeadlineLocked sets the deadline.
 func (n *node[K, V]) setDeadlineLocked(d int64) { n.stamp.Store(d << stampShift) }
 
 // replaceLocked makes box, with deadline d, the live node's value instead
@@ -116,8 +115,8 @@ func (n *node[K, V]) killLocked() {
 }
 
 // shard is one lock's worth of the cache: an index from key to node
-// (lock-free for readers), an LRU list through the nodes, the in-flight
-// loads, and the write counters.
+// (lock-free for readers), the eviction policy's queues through the nodes
+// (see policy.go), the in-flight loads, and the write counters.
 type shard[K comparable, V any] struct {
 	mu sync.Mutex
 
@@ -126,12 +125,20 @@ type shard[K comparable, V any] struct {
 	tab table.Table[K, node[K, V]]
 
 	// Guarded by mu.
-	lru    node[K, V]     // sentinel: lru.next is the most recently written
-	limit  int            // 0 = unbounded
-	inline bool           // V has no pointers: first values go inline
-	calls  map[K]*call[V] // loads in flight; nil when none since a burst
-	peak   int            // most loads in flight since calls was made
-	closed bool
+	q       [3]node[K, V]  // sentinels of the window, probation and protected queues; unbounded shards use the window only
+	held    [3]int64       // weight in each queue
+	limit   int64          // the shard's share of Limit or MaxWeight; 0 = unbounded
+	weighed bool           // weights come from a Weigher
+	sk      sketch         // made when a bounded shard is half full
+	inserts int            // new keys since the last climb
+	spares  int            // what makeRoomLocked may still spare
+	inline  bool           // V has no pointers: first values go inline
+	calls   map[K]*call[V] // loads in flight; nil when none since a burst
+	peak    int            // most loads in flight since calls was made
+	closed  bool
+
+	// frac is the cache's window share (climber.frac); set once.
+	frac *atomic.Int64
 
 	loads, loadErrors, sets             uint64
 	expired, evicted, deleted, replaced uint64
@@ -140,21 +147,44 @@ type shard[K comparable, V any] struct {
 	_ [64]byte // keep the next allocation off this shard's last line
 }
 
-func (s *shard[K, V]) init(limit int, inline bool, seed maphash.Seed) {
+func (s *shard[K, V]) init(limit int64, weighed, inline bool, seed maphash.Seed, frac *atomic.Int64) {
 	s.tab.InitSeed(nodeKey[K, V], 0, seed)
-	s.lru.next, s.lru.prev = &s.lru, &s.lru
+	s.resetQueuesLocked()
 	s.limit = limit
+	s.weighed = weighed
 	s.inline = inline
+	s.frac = frac
+}
+
+// resetQueuesLocked empties the queues without visiting their nodes.
+func (s *shard[K, V]) resetQueuesLocked() {
+	for q := range s.q {
+		s.q[q].next, s.q[q].prev = &s.q[q], &s.q[q]
+		s.held[q] = 0
+	}
+}
+
+// each calls f for every live node, queue by queue, newest first. f must
+// not unlink the node it is given... except that it may, as long as it
+// does not touch others: the next node is read before f runs.
+func (s *shard[K, V]) each(f func(*node[K, V])) {
+	for q := range s.q {
+		for n := s.q[q].next; n != &s.q[q]; {
+			next := n.next
+			f(n)
+			n = next
+		}
+	}
 }
 
 // newNodeLocked returns an unpublished node for key holding value with
 // the given deadline, timed by e (a new expiry if e is nil).
-func (s *shard[K, V]) newNodeLocked(key K, value V, deadline int64, e *expiry[K, V]) *node[K, V] {
+func (s *shard[K, V]) newNodeLocked(key K, value V, w, deadline int64, e *expiry[K, V]) *node[K, V] {
 	if e == nil {
 		e = &expiry[K, V]{s: s}
 		e.timer.Value = e
 	}
-	n := &node[K, V]{key: key, exp: e}
+	n := &node[K, V]{key: key, exp: e, meta: uint32(w) << 2}
 	e.n.Store(n)
 	if s.inline {
 		n.value = value
@@ -189,28 +219,6 @@ func hasPointers(t reflect.Type) bool {
 	return true
 }
 
-// pushFrontLocked links an unlinked n at the head of the LRU list.
-func (s *shard[K, V]) pushFrontLocked(n *node[K, V]) {
-	n.prev = &s.lru
-	n.next = s.lru.next
-	s.lru.next.prev = n
-	s.lru.next = n
-}
-
-func (s *shard[K, V]) unlinkLocked(n *node[K, V]) {
-	n.prev.next = n.next
-	n.next.prev = n.prev
-	n.prev, n.next = nil, nil
-}
-
-func (s *shard[K, V]) moveToFrontLocked(n *node[K, V]) {
-	if s.lru.next == n {
-		return
-	}
-	s.unlinkLocked(n)
-	s.pushFrontLocked(n)
-}
-
 // removeLocked takes the live node n (whose key hashes to h) out of the
 // shard, kills it, counts it under reason and returns its value and its
 // expiry, which is retired (the caller cancels its timer, or hands it over
@@ -240,53 +248,34 @@ func (s *shard[K, V]) count(reason Reason) {
 	}
 }
 
-// victimLocked picks the entry to evict from a full shard, CLOCK style:
-// starting at the LRU tail, an unexpired entry read since it was written
-// (or last spared) loses its mark and moves to the head; the first entry
-// without a mark, or already expired, is the victim. The shard must not be
-// empty.
-//
-// Readers set marks without the lock, so they can re-mark entries behind
-// the scan; the scan therefore makes at most one pass: after sparing as
-// many entries as the shard holds, it evicts the tail, whatever its mark.
-// Each mark cleared was paid for by a read, so the scan is amortized O(1)
-// and never longer than the shard. Clearing a mark with And rather than a
-// store loses nothing but a concurrent read's mark, never a deadline bit.
-func (s *shard[K, V]) victimLocked(now int64) (*node[K, V], Reason) {
-	for spared := 0; ; spared++ {
-		n := s.lru.prev
-		st := n.stamp.Load()
-		if st>>stampShift <= now {
-			return n, Expired
-		}
-		if st&markBit == 0 || spared >= s.tab.Len() {
-			return n, Evicted
-		}
-		n.stamp.And(^int64(markBit))
-		s.moveToFrontLocked(n)
-		if afterSpare != nil {
-			afterSpare()
-		}
-	}
-}
-
 // afterSpare, when set by a test, runs after each entry the victim scan
 // spares, with the shard lock held.
 var afterSpare func()
 
 // pending is the work a locked mutation leaves for after the unlock: at
-// most one timer to arm, one to cancel and one event to deliver.
+// most one timer to arm, timers to cancel and events to deliver. Without
+// a Weigher, a mutation evicts at most one entry, and the slices stay nil.
 type pending[K comparable, V any] struct {
 	arm    *expiry[K, V] // arm it to fire by armAt
 	armAt  int64         // deadline, nanoseconds since origin
 	cancel *expiry[K, V]
 	event  Event[K, V]
+
+	// What the policy evicted (see evictLocked): the first victim's
+	// expiry, armed no later than handedAt, for the new entry to reuse;
+	// the others' to cancel; events after the first.
+	handed   *expiry[K, V]
+	handedAt int64
+	cancels  []*expiry[K, V]
+	more     []Event[K, V]
+	climb    bool // a climber sample may be complete
 }
 
-// setLocked stores value for key (whose hash is h) with the given deadline
-// (> now), as Set does, and reports what must happen after the unlock. now
-// and deadline are nanoseconds since the cache's origin.
-func (s *shard[K, V]) setLocked(key K, h uint64, value V, now, deadline int64, p *pending[K, V]) {
+// setLocked stores value for key (whose hash is h and weight w) with the
+// given deadline (> now), as Set does, and reports what must happen after
+// the unlock. now and deadline are nanoseconds since the cache's origin.
+// A bounded shard must be able to hold w (w <= limit).
+func (s *shard[K, V]) setLocked(key K, h uint64, value V, w, now, deadline int64, p *pending[K, V]) {
 	s.sets++
 	s.staleLoadLocked(key)
 	if n := s.tab.Get(key, h); n != nil {
@@ -299,7 +288,22 @@ func (s *shard[K, V]) setLocked(key K, h uint64, value V, now, deadline int64, p
 		box := new(V)
 		*box = value
 		n.replaceLocked(box, old, deadline)
-		s.moveToFrontLocked(n)
+		if s.limit > 0 {
+			// A write is a use; the policy sees it at its next look.
+			n.noteRead()
+			if ow := n.weight(); ow != w {
+				s.held[n.queue()] += w - ow
+				n.meta = uint32(w)<<2 | uint32(n.queue())
+				s.makeRoomLocked(0, now, p)
+				if p.handed != nil {
+					p.cancels = append(p.cancels, p.handed)
+					p.handed = nil
+				}
+				if !n.live() {
+					return // heavier now, and the policy chose it
+				}
+			}
+		}
 		if deadline < old {
 			// Earlier than the timer may be armed for: re-arm it. A later
 			// deadline is left to the expiry callback, which re-arms the
@@ -308,19 +312,25 @@ func (s *shard[K, V]) setLocked(key K, h uint64, value V, now, deadline int64, p
 		}
 		return
 	}
-	var e *expiry[K, V]
-	handed := int64(math.MaxInt64) // the deadline e's timer is armed by
-	if s.limit > 0 && s.tab.Len() >= s.limit {
-		// The victim dies; its expiry times the new node, so the wheel
-		// holds no dead node and needs no Cancel.
-		v, reason := s.victimLocked(now)
-		handed = v.deadline()
-		p.event = Event[K, V]{Key: v.key, Reason: reason}
-		p.event.Value, e = s.removeLocked(v, s.tab.Hash(v.key), reason)
+	if s.limit > 0 {
+		s.growSketchLocked(w)
+		s.sk.add(h, 1) // the miss that brought the key
+		s.makeRoomLocked(w, now, p)
+		if s.inserts++; s.inserts >= climbEvery {
+			s.inserts = 0
+			p.climb = true
+		}
 	}
-	n := s.newNodeLocked(key, value, deadline, e)
+	// The first victim dies; its expiry times the new node, so the wheel
+	// holds no dead node and needs no Cancel.
+	e, handed := p.handed, p.handedAt
+	if e == nil {
+		handed = math.MaxInt64
+	}
+	p.handed = nil
+	n := s.newNodeLocked(key, value, w, deadline, e)
 	s.tab.Put(n, h)
-	s.pushFrontLocked(n)
+	s.pushFrontLocked(n, window)
 	if deadline < handed {
 		// A new expiry, or a handed-over one armed for later than the new
 		// node's deadline. Otherwise the timer fires no later than that
@@ -329,6 +339,10 @@ func (s *shard[K, V]) setLocked(key K, h uint64, value V, now, deadline int64, p
 		p.arm, p.armAt = n.exp, deadline
 	}
 }
+
+// climbEvery is how many new keys a shard takes between two calls of the
+// climber, which takes a sample only when one is complete.
+const climbEvery = 16
 
 // touchLocked gives key's live entry the new deadline (> now) without
 // changing its value, as a read that also restarts the TTL, and reports
@@ -343,7 +357,8 @@ func (s *shard[K, V]) touchLocked(key K, h uint64, now, deadline int64, p *pendi
 	if old <= now {
 		return false
 	}
-	n.stamp.Store(deadline<<stampShift | markBit) // touched: recently used
+	n.setDeadlineLocked(deadline)
+	n.noteRead() // touched: recently used
 	if deadline < old {
 		p.arm, p.armAt = n.exp, deadline // see setLocked
 	}
@@ -372,8 +387,7 @@ func (s *shard[K, V]) deleteLocked(key K, h uint64, now int64, p *pending[K, V])
 // to report (only with report set) and the retired expiries, whose timers
 // the caller cancels after the unlock.
 func (s *shard[K, V]) clearLocked(now int64, report bool, events []Event[K, V], retired []*expiry[K, V]) ([]Event[K, V], []*expiry[K, V]) {
-	for n := s.lru.next; n != &s.lru; {
-		next := n.next
+	s.each(func(n *node[K, V]) {
 		reason := Deleted
 		if n.deadline() <= now {
 			reason = Expired
@@ -388,9 +402,8 @@ func (s *shard[K, V]) clearLocked(now int64, report bool, events []Event[K, V], 
 		e.n.Store(nil)
 		retired = append(retired, e)
 		s.count(reason)
-		n = next
-	}
-	s.lru.next, s.lru.prev = &s.lru, &s.lru
+	})
+	s.resetQueuesLocked()
 	s.tab.Clear()
 	for _, cl := range s.calls {
 		cl.stale = true

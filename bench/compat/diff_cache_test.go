@@ -267,23 +267,22 @@ func TestDiff_CacheTakePanicInGoZero(t *testing.T) {
 	}
 }
 
-// TestDiff_CacheLimitIsClockNotLRU: go-zero's limit is a strict LRU over
-// reads and writes; ours is CLOCK (a read sets a mark; the tail's marks
-// are cleared before anything unmarked goes), per shard, one shard under
-// a limit of 128. Here b is read before a, so LRU evicts b; CLOCK gives
-// both their second chance and evicts the older write, a. With no reads
-// both agree (TestSame_CacheLimitWriteOrder).
-func TestDiff_CacheLimitIsClockNotLRU(t *testing.T) {
+// TestDiff_CacheLimitIsTinyLFUNotLRU: go-zero's limit is a strict LRU over
+// reads and writes; ours is W-TinyLFU (cache's package doc), per shard, one
+// shard under a limit of 128: a key used once does not displace a key
+// used more often. Here a is read twice, then b is written: LRU evicts a,
+// the least recently used; ours evicts b, used once.
+func TestDiff_CacheLimitIsTinyLFUNotLRU(t *testing.T) {
 	for _, c := range []struct {
 		impl cacheImpl
 		kept string
-	}{{goZeroCache, "a c"}, {ourCache, "b c"}} {
+	}{{goZeroCache, "b c"}, {ourCache, "a c"}} {
 		c.impl.run(t, func(t *testing.T, newCache func(time.Duration, ...string) cacheAPI) {
 			cc := newCache(time.Hour, "limit=2")
 			cc.Set("a", 1)
-			cc.Set("b", 2)
-			cc.Get("b")
 			cc.Get("a")
+			cc.Get("a")
+			cc.Set("b", 2)
 			cc.Set("c", 3)
 			var kept []string
 			for _, k := range []string{"a", "b", "c"} {

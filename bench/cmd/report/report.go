@@ -57,7 +57,10 @@ func describeUnit(u string) string {
 // palette colours implementations in order of first appearance in the
 // report, so that one name has one colour in every chart. ttlkit and the
 // reference get fixed colours, baselines grey.
-var palette = []string{"#009e73", "#e69f00", "#cc79a7", "#56b4e9", "#8c6d31", "#6a3d9a", "#b15928", "#1b9e77"}
+// Twelve colours, none close to ttlkit's blue, go-zero's orange or the
+// baselines' grey: the hit-ratio suite alone compares ten caches.
+var palette = []string{"#009e73", "#e69f00", "#cc79a7", "#56b4e9", "#8c6d31", "#6a3d9a", "#b15928", "#332288",
+	"#999933", "#882255", "#44aa99", "#f0e442"}
 
 type colors struct {
 	byName map[string]string

@@ -1,0 +1,353 @@
+package cache
+
+import (
+	"math"
+	"sync"
+	"sync/atomic"
+)
+
+// The eviction policy of a bounded shard is W-TinyLFU with CLOCK-style
+// recency (doc/design.md has the picture):
+//
+//   - Every new entry enters the window, a small queue in recency order.
+//   - An entry pushed out of the window is a candidate for the main
+//     space, which is split into probation (20%) and protected (80%). If
+//     the main space is full, the candidate is compared with the entry
+//     main would evict (probation's oldest): the one the frequency sketch
+//     has seen more often stays, and on a tie the incumbent stays. So a
+//     key used once never displaces a key used often, and a loop larger
+//     than the cache keeps a stable part of itself instead of nothing.
+//   - An entry read while in probation moves to protected; protected's
+//     oldest moves back to probation when protected is over its share.
+//   - The window's share adapts (see climber): a workload where recency
+//     wins grows it, one where frequency wins shrinks it.
+//
+// Reads take no lock: Get adds one to the node's reads counter, which
+// saturates at maxReads, so a hot entry is written at most maxReads times
+// between two visits of the policy. The policy looks at reads only when an
+// entry reaches the old end of its queue under the shard lock (as CLOCK
+// looks at its mark): reads > 0 means "used since the last look", which
+// earns the entry a new lap (window, protected) or a promotion
+// (probation), and the reads are then added to the sketch. Recency is
+// therefore approximate, like CLOCK's, and frequency counts a hot entry at
+// most maxReads times per lap.
+
+// Queues, stored in a node's meta.
+const (
+	window = iota
+	probation
+	protected
+)
+
+const (
+	// maxReads is where a node's reads counter saturates.
+	maxReads = 15
+	// maxEntryWeight is the largest weight a node can record (30 bits).
+	maxEntryWeight = 1<<30 - 1
+	// fracOne is a window share of 100%, in the climber's units.
+	fracOne = 1 << 16
+)
+
+// noteRead records a read of n for the policy: one compare-and-swap until
+// the counter saturates, nothing after. Lock-free; a lost race loses one
+// count, which only makes the policy's estimate coarser.
+func (n *node[K, V]) noteRead() {
+	if r := n.reads.Load(); r < maxReads {
+		n.reads.CompareAndSwap(r, r+1)
+	}
+}
+
+func (n *node[K, V]) queue() int     { return int(n.meta & 3) }
+func (n *node[K, V]) weight() int64  { return int64(n.meta >> 2) }
+func (n *node[K, V]) setQueue(q int) { n.meta = n.meta&^3 | uint32(q) }
+
+// pushFrontLocked links an unlinked n at the new end of queue q.
+func (s *shard[K, V]) pushFrontLocked(n *node[K, V], q int) {
+	head := &s.q[q]
+	n.setQueue(q)
+	n.prev = head
+	n.next = head.next
+	head.next.prev = n
+	head.next = n
+	s.held[q] += n.weight()
+}
+
+// unlinkLocked takes n out of its queue.
+func (s *shard[K, V]) unlinkLocked(n *node[K, V]) {
+	s.held[n.queue()] -= n.weight()
+	n.prev.next = n.next
+	n.next.prev = n.prev
+	n.prev, n.next = nil, nil
+}
+
+// moveLocked moves n to the new end of queue q (its own or another).
+func (s *shard[K, V]) moveLocked(n *node[K, V], q int) {
+	if n.queue() == q && s.q[q].next == n {
+		return
+	}
+	s.unlinkLocked(n)
+	s.pushFrontLocked(n, q)
+}
+
+// oldest returns the old end of queue q, or nil if it is empty.
+func (s *shard[K, V]) oldest(q int) *node[K, V] {
+	if n := s.q[q].prev; n != &s.q[q] {
+		return n
+	}
+	return nil
+}
+
+// total is the weight held (the number of entries without a Weigher).
+func (s *shard[K, V]) total() int64 {
+	return s.held[window] + s.held[probation] + s.held[protected]
+}
+
+// foldLocked moves n's reads into the sketch and reports whether there
+// were any: whether n was used since the policy last looked at it.
+func (s *shard[K, V]) foldLocked(n *node[K, V]) bool {
+	if n.reads.Load() == 0 {
+		return false
+	}
+	r := n.reads.Swap(0)
+	s.sk.add(s.tab.Hash(n.key), int(r))
+	return r > 0
+}
+
+// growSketchLocked makes or enlarges the sketch once the shard is half
+// full with a new entry of weight w, sized for the entries it holds (its
+// Limit without a Weigher), so that an empty or small bounded cache pays
+// nothing for it.
+func (s *shard[K, V]) growSketchLocked(w int64) {
+	n := s.tab.Len() + 1
+	if 2*(s.total()+w) < s.limit || n <= s.sk.cap {
+		return
+	}
+	if !s.weighed {
+		n = int(s.limit)
+	}
+	s.sk.init(max(n, 2*s.sk.cap))
+}
+
+// makeRoomLocked evicts until an entry of weight w fits (the shard is
+// bounded), appending what it removes to p (see evictLocked). Each turn
+// of the loop evicts one entry or moves one from the window to main, so
+// it ends. Sparing a used entry costs a look; one call spares at most as
+// many entries as the shard holds, so that readers reading entries again
+// behind the scans cannot keep it going (see spareLocked).
+func (s *shard[K, V]) makeRoomLocked(w, now int64, p *pending[K, V]) {
+	s.spares = s.tab.Len()
+	for s.total()+w > s.limit {
+		// The window's share, and at least the entry about to enter it:
+		// moving a candidate to main must not leave the newcomer to
+		// push out main's victim without the admission test.
+		winMax := s.limit * s.frac.Load() / fracOne
+		mainMax := s.limit - max(winMax, w)
+		main := s.held[probation] + s.held[protected]
+		if s.held[window] > 0 && (s.held[window]+w > winMax || main == 0) {
+			cand := s.candidateLocked()
+			if cand.deadline() <= now {
+				s.evictLocked(cand, Expired, p)
+				continue
+			}
+			cw := cand.weight()
+			if main+cw <= mainMax {
+				s.moveLocked(cand, probation)
+				continue
+			}
+			victim := s.victimLocked(now)
+			switch {
+			case victim == nil:
+				s.evictLocked(cand, Evicted, p) // heavier than all of main
+			case victim.deadline() <= now:
+				s.evictLocked(victim, Expired, p)
+			case s.admitLocked(cand, victim):
+				s.evictLocked(victim, Evicted, p)
+				if s.held[probation]+s.held[protected]+cw <= mainMax {
+					s.moveLocked(cand, probation)
+				}
+			default:
+				s.evictLocked(cand, Evicted, p)
+			}
+			continue
+		}
+		victim := s.victimLocked(now)
+		if victim == nil {
+			victim = s.oldest(window) // main is empty, so the window is not
+		}
+		reason := Evicted
+		if victim.deadline() <= now {
+			reason = Expired
+		}
+		s.evictLocked(victim, reason, p)
+	}
+}
+
+// spareLocked reports whether n, at the old end of its queue, was used
+// since the policy last looked at it (and so is spared: a new lap, or a
+// promotion), folding its reads into the sketch. Once the budget of
+// makeRoomLocked is spent, nothing is spared.
+func (s *shard[K, V]) spareLocked(n *node[K, V]) bool {
+	if s.spares <= 0 || !s.foldLocked(n) {
+		return false
+	}
+	s.spares--
+	if afterSpare != nil {
+		defer afterSpare()
+	}
+	return true
+}
+
+// candidateLocked returns the window's oldest entry not used since the
+// policy last looked, giving used ones a new lap. The window must not be
+// empty.
+func (s *shard[K, V]) candidateLocked() *node[K, V] {
+	for {
+		n := s.oldest(window)
+		if !s.spareLocked(n) {
+			return n
+		}
+		s.moveLocked(n, window)
+	}
+}
+
+// victimLocked returns the entry main would evict: probation's oldest
+// entry that was not used since the policy last looked, or an expired one
+// met on the way. Used probation entries are promoted to protected, and
+// protected's overflow goes back to probation (used ones get a new lap in
+// protected first). When probation is empty, protected's oldest moves
+// there. It returns nil only if main is empty.
+func (s *shard[K, V]) victimLocked(now int64) *node[K, V] {
+	protMax := (s.limit - s.limit*s.frac.Load()/fracOne) * 4 / 5
+	for {
+		n := s.oldest(probation)
+		if n == nil {
+			n = s.oldest(protected)
+			if n == nil {
+				return nil
+			}
+			if s.spareLocked(n) {
+				s.moveLocked(n, protected)
+			} else {
+				s.moveLocked(n, probation)
+			}
+			continue
+		}
+		if n.deadline() <= now || !s.spareLocked(n) {
+			return n
+		}
+		s.moveLocked(n, protected)
+		for s.held[protected] > protMax {
+			d := s.oldest(protected)
+			if s.spareLocked(d) {
+				s.moveLocked(d, protected)
+			} else {
+				s.moveLocked(d, probation)
+			}
+		}
+	}
+}
+
+// admitLocked reports whether the candidate should replace the victim in
+// main: only if the sketch has seen it more often. A tie keeps the
+// incumbent, which is what keeps part of a loop in the cache.
+func (s *shard[K, V]) admitLocked(cand, victim *node[K, V]) bool {
+	return s.sk.estimate(s.tab.Hash(cand.key)) > s.sk.estimate(s.tab.Hash(victim.key))
+}
+
+// evictLocked removes n for the policy and records it in p: the first
+// removal's expiry goes to p.handed (for the new entry to reuse), later
+// ones to p.cancels, and events to p.event and p.more.
+func (s *shard[K, V]) evictLocked(n *node[K, V], reason Reason, p *pending[K, V]) {
+	k := n.key
+	d := n.deadline()
+	v, e := s.removeLocked(n, s.tab.Hash(k), reason)
+	ev := Event[K, V]{Key: k, Value: v, Reason: reason}
+	if p.event.Reason == 0 {
+		p.event = ev
+	} else {
+		p.more = append(p.more, ev)
+	}
+	if p.handed == nil {
+		p.handed, p.handedAt = e, d
+	} else {
+		p.cancels = append(p.cancels, e)
+	}
+}
+
+// climber adapts the window's share of a bounded cache by hill climbing
+// on the hit ratio: after each sample of lookups it moves the share by a
+// step, in the same direction if the hit ratio of the sample was at least
+// that of the previous one, else in the other. The step shrinks a little
+// each sample, so the share settles, and returns to its full size when the
+// hit ratio jumps (the workload changed). One climber serves every shard:
+// they see the same workload, and the cache-wide counters give it a
+// larger sample.
+type climber struct {
+	frac atomic.Int64 // the window's share, in 1/fracOne
+
+	mu           sync.Mutex // held by the goroutine taking a sample
+	sample       uint64     // lookups per sample
+	hits, misses uint64     // the counters at the start of the sample
+	prev         float64    // the previous sample's hit ratio; -1 before the first
+	step         float64    // the next move, in 1/fracOne, signed
+}
+
+const (
+	// firstFrac is the window's share to start with: 1%, as W-TinyLFU
+	// starts, favouring frequency.
+	firstFrac = fracOne / 100
+	// fullStep is the largest move: 1/16 of the cache.
+	fullStep = fracOne / 16
+	// stepDecay shrinks the step after each sample.
+	stepDecay = 0.98
+	// restartJump is the change in hit ratio that restores the full step.
+	restartJump = 0.05
+)
+
+func (cl *climber) init(limit int) {
+	cl.frac.Store(firstFrac)
+	cl.sample = uint64(max(limit, sampleMin))
+	cl.prev = -1
+	cl.step = fullStep
+}
+
+// A sample is max(Limit, sampleMin) lookups: at least one Limit's worth,
+// so that the cache's content has turned over since the last move before
+// the move is judged, and at least sampleMin, so that the hit ratio of a
+// sample has a standard error under 0.6 points (0.5/sqrt(8192)), below
+// what a full step changes. (Caffeine samples ten Limits; at 25% of a
+// trace's keys that is one sample in a million lookups, and the cache
+// stays at its first window share. TestTraceHitRatio: 10 x Limit gave a
+// mean of 45.3%, max(Limit, 8192) 45.6%, and the settings tried between
+// 45.1% and 45.6%.)
+const sampleMin = 8192
+
+// climb takes a sample if one is complete: hits and misses are the
+// cache's counters now. It never waits: a sample being taken by another
+// goroutine is left to it.
+func (cl *climber) climb(sum func() (uint64, uint64)) {
+	if !cl.mu.TryLock() {
+		return
+	}
+	defer cl.mu.Unlock()
+	hits, misses := sum()
+	n := hits - cl.hits + misses - cl.misses
+	if n < cl.sample {
+		return
+	}
+	ratio := float64(hits-cl.hits) / float64(n)
+	cl.hits, cl.misses = hits, misses
+	if cl.prev >= 0 {
+		if ratio < cl.prev {
+			cl.step = -cl.step
+		}
+		if math.Abs(ratio-cl.prev) >= restartJump {
+			cl.step = math.Copysign(fullStep, cl.step)
+		} else {
+			cl.step *= stepDecay
+		}
+	}
+	cl.prev = ratio
+	f := cl.frac.Load() + int64(cl.step)
+	cl.frac.Store(min(max(f, 0), fracOne))
+}
