@@ -1,16 +1,18 @@
 package cache
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"runtime/debug"
 	"sync"
+
+	"github.com/ttlkit/ttlkit/timingwheel"
 )
 
 // ErrGoexit is the Recovered value of the Panic reported for an OnEvict
-// call that called runtime.Goexit (as t.FailNow does).
-var ErrGoexit = errors.New("cache: OnEvict called runtime.Goexit")
+// call that called runtime.Goexit (as t.FailNow does). It is
+// timingwheel.ErrGoexit, the module's one such value.
+var ErrGoexit = timingwheel.ErrGoexit
 
 // Panic describes an OnEvict call that panicked or exited its goroutine.
 // The cache recovers a panic and goes on as if OnEvict had returned;

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/ttlkit/ttlkit/timingwheel"
 )
 
 var (
@@ -312,21 +314,13 @@ func (s Stats) HitRatio() float64 {
 	return 0
 }
 
-// DurationBounds are the upper bounds of Durations.Buckets, in order; the
-// last bucket counts what is longer than the last bound. They are those of
-// timingwheel.LatenessBounds and jobs.DurationBounds.
-var DurationBounds = [...]time.Duration{
-	100 * time.Microsecond, time.Millisecond, 10 * time.Millisecond,
-	100 * time.Millisecond, time.Second, 10 * time.Second,
-}
+// DurationBounds are timingwheel.DurationBounds.
+//
+// Deprecated: use timingwheel.DurationBounds, which has the same values.
+var DurationBounds = timingwheel.DurationBounds
 
-// Durations summarizes durations, such as how long fetches ran.
-type Durations struct {
-	Count uint64        // durations counted
-	Sum   time.Duration // their sum
-	Max   time.Duration // the longest
-	// Buckets[i] counts the durations at most DurationBounds[i] and more
-	// than DurationBounds[i-1] (any, for i=0); the last bucket counts
-	// those longer than every bound.
-	Buckets [len(DurationBounds) + 1]uint64
-}
+// Durations is the module's one histogram type, timingwheel.Durations;
+// Stats.LoadTime is of this type.
+//
+// Deprecated: use timingwheel.Durations, the same type.
+type Durations = timingwheel.Durations

@@ -176,7 +176,7 @@ func (s *Scheduler) offer(j *job, due time.Time, scheduled bool) offerResult {
 			return offerSkipped
 		}
 	}
-	if !s.pool.push(task{j: j, gen: j.gen, attempt: 1, due: due, first: due}) {
+	if !s.pool.Push(task{j: j, gen: j.gen, attempt: 1, due: due, first: due}) {
 		return offerFull
 	}
 	j.active++
@@ -193,7 +193,7 @@ func (s *Scheduler) skip(j *job, due time.Time) {
 	if s.hooks.OnSkip == nil || j.skipPending {
 		return
 	}
-	if s.pool.push(task{j: j, gen: j.gen, skip: true, due: due}) {
+	if s.pool.Push(task{j: j, gen: j.gen, skip: true, due: due}) {
 		j.skipPending = true
 	}
 }
@@ -215,7 +215,7 @@ func (s *Scheduler) fireRetry(j *job, t *timingwheel.Timer[*job]) time.Duration 
 	if r == nil || r.gen != j.gen {
 		return 0
 	}
-	if !s.pool.push(task{j: j, gen: j.gen, attempt: r.attempt, due: r.due, first: r.first}) {
+	if !s.pool.Push(task{j: j, gen: j.gen, attempt: r.attempt, due: r.due, first: r.first}) {
 		s.st.deferred.Add(1)
 		return nextTick
 	}

@@ -6,6 +6,25 @@ import (
 	"time"
 )
 
+// task is one unit of work for the pool: an attempt to run, or a skip to
+// report.
+type task struct {
+	j       *job
+	gen     uint32 // the job's generation when the task was made
+	skip    bool   // report j's pending skip instead of running
+	attempt int32
+	due     time.Time // Run.Scheduled
+	first   time.Time // the occurrence's first attempt's due time
+}
+
+// run is the pool's Run: it runs t on a worker whose execution record is
+// x, then, on the same worker, each occurrence that exec hands over.
+func (s *Scheduler) run(t task, x *execution) {
+	for ok := true; ok; {
+		t, ok = s.exec(t, x)
+	}
+}
+
 // exec runs one task on a worker goroutine, whose execution record is x.
 // When the attempt ends its occurrence and an occurrence waits behind it
 // (OverlapQueue), exec returns that one to run next on the same worker.
@@ -49,8 +68,7 @@ func (s *Scheduler) exec(t task, x *execution) (task, bool) {
 			// The Func (or OnStart) called runtime.Goexit, which ends this
 			// worker: the attempt still fails, and the pool replaces the
 			// worker.
-			next, more := s.finish(t, x, r, lateness, errGoexit, time.Now())
-			s.pool.respawn(next, more)
+			s.resume(s.finish(t, x, r, lateness, errGoexit, time.Now()))
 		}
 	}()
 	callHook("OnStart", s.hooks.OnStart, Event{Run: r, Lateness: lateness})
@@ -68,14 +86,16 @@ func (s *Scheduler) exec(t task, x *execution) (task, bool) {
 // skipHook calls OnSkip with e on a worker. A runtime.Goexit in the hook
 // ends the worker, which the pool replaces.
 func (s *Scheduler) skipHook(e Event) {
-	goexit := true
-	defer func() {
-		if goexit {
-			s.pool.respawn(task{}, false)
-		}
-	}()
 	callHook("OnSkip", s.hooks.OnSkip, e)
-	goexit = false
+}
+
+// resume hands next, the occurrence a worker was to run after the one it
+// was running when user code called runtime.Goexit, to the worker that
+// takes its place (see pool.Resume); more false means there is none.
+func (s *Scheduler) resume(next task, more bool) {
+	if more {
+		s.pool.Resume(next)
+	}
 }
 
 // dropEvent is OnSkip's report of t: an occurrence the overlap policy
@@ -112,7 +132,7 @@ func (s *Scheduler) finish(t task, x *execution, r Run, lateness time.Duration, 
 			if asked {
 				slog.Error("jobs: Schedule.Next called runtime.Goexit", "job", j.id)
 			}
-			s.pool.respawn(s.settle(t, x, r, lateness, err, end, false, following))
+			s.resume(s.settle(t, x, r, lateness, err, end, false, following))
 		}
 	}()
 	defer func() {
@@ -195,7 +215,7 @@ func (s *Scheduler) settle(t task, x *execution, r Run, lateness time.Duration, 
 	goexit := true
 	defer func() {
 		if goexit { // a hook called runtime.Goexit
-			s.pool.respawn(next, more)
+			s.resume(next, more)
 		}
 	}()
 	s.report(t, Event{Run: r, Outcome: out, Err: err, Lateness: lateness, Duration: end.Sub(r.Started)})

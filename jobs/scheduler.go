@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ttlkit/ttlkit/internal/pool"
 	"github.com/ttlkit/ttlkit/internal/table"
 	"github.com/ttlkit/ttlkit/timingwheel"
 )
@@ -18,7 +19,7 @@ import (
 // hook (Shutdown excepted: called from a run, it would wait for itself).
 type Scheduler struct {
 	sched *timingwheel.Scheduler[*job]
-	pool  *pool
+	pool  *pool.Pool[task, execution]
 	def   policy
 	hooks Hooks
 	mw    []func(Func) Func
@@ -127,7 +128,7 @@ func New(opts Options) (*Scheduler, error) {
 	s.jobs.init()
 	s.def.name = "" // Defaults.Name is ignored
 	s.st.init(opts.Workers)
-	s.pool = newPool(opts.Workers, opts.Queue, s.exec)
+	s.pool = pool.New(pool.Config[task, execution]{Workers: opts.Workers, Limit: opts.Queue, Run: s.run})
 	sched, err := timingwheel.NewScheduler(opts.Resolution, wheelSlots, s.fire,
 		timingwheel.WithPanicHandler(func(p timingwheel.Panic) {
 			// fire runs no user code but Schedule.Next, whose panics
@@ -477,10 +478,10 @@ func (s *Scheduler) Shutdown(ctx context.Context) error {
 	// that takes it after sees closing.
 	all := s.jobs.detach()
 	s.sched.Stop()
-	s.drop(append(s.pool.close(), pending(all)...))
+	s.drop(append(s.pool.Close(), pending(all)...))
 	done := make(chan struct{})
 	go func() {
-		s.pool.wg.Wait()
+		<-s.pool.Idle()
 		s.bg.Wait()
 		close(done)
 	}()

@@ -3,9 +3,9 @@ package jobs
 import (
 	"runtime"
 	"sync/atomic"
-	"time"
 
 	"github.com/ttlkit/ttlkit/internal/hist"
+	"github.com/ttlkit/ttlkit/timingwheel"
 )
 
 // Stats are the Scheduler's counters since New. Counters are read one by
@@ -52,24 +52,16 @@ type Stats struct {
 	RunTime Durations
 }
 
-// DurationBounds are the upper bounds of Durations.Buckets, in order; the
-// last bucket counts what is longer than the last bound. They are those of
-// timingwheel.LatenessBounds and cache.DurationBounds.
-var DurationBounds = [...]time.Duration{
-	100 * time.Microsecond, time.Millisecond, 10 * time.Millisecond,
-	100 * time.Millisecond, time.Second, 10 * time.Second,
-}
+// DurationBounds are timingwheel.DurationBounds.
+//
+// Deprecated: use timingwheel.DurationBounds, which has the same values.
+var DurationBounds = timingwheel.DurationBounds
 
-// Durations summarizes durations, such as how late attempts started.
-type Durations struct {
-	Count uint64        // durations counted
-	Sum   time.Duration // their sum
-	Max   time.Duration // the longest
-	// Buckets[i] counts the durations at most DurationBounds[i] and more
-	// than DurationBounds[i-1] (any, for i=0); the last bucket counts
-	// those longer than every bound.
-	Buckets [len(DurationBounds) + 1]uint64
-}
+// Durations is the module's one histogram type, timingwheel.Durations;
+// the Stats fields Lateness and RunTime are of this type.
+//
+// Deprecated: use timingwheel.Durations, the same type.
+type Durations = timingwheel.Durations
 
 type counters struct {
 	added, canceled                                     atomic.Uint64
@@ -94,7 +86,7 @@ func (s *Scheduler) Stats() Stats {
 	c := &s.st
 	return Stats{
 		Jobs:        s.Len(),
-		Queued:      s.pool.queued(),
+		Queued:      s.pool.Queued(),
 		Running:     int(c.running.Load()),
 		Added:       c.added.Load(),
 		Canceled:    c.canceled.Load(),

@@ -6,8 +6,6 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
-
-	"github.com/ttlkit/ttlkit/timingwheel"
 )
 
 // statsScenario runs, on one worker, three jobs whose runs overlap their
@@ -76,12 +74,4 @@ func TestStatsRunTime(t *testing.T) {
 			t.Errorf("outcomes add up to %d (%d failed), RunTime.Count %d; want equal, 1 failed", n, end.Failed, end.RunTime.Count)
 		}
 	})
-}
-
-// TestDurationBoundsMatchTimingWheel: jobs' histograms have the wheel's
-// buckets, so exporters treat them alike.
-func TestDurationBoundsMatchTimingWheel(t *testing.T) {
-	if DurationBounds != timingwheel.LatenessBounds {
-		t.Fatalf("DurationBounds = %v, want timingwheel.LatenessBounds %v", DurationBounds, timingwheel.LatenessBounds)
-	}
 }

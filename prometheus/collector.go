@@ -68,9 +68,9 @@ func (c *collector[S]) histogram(name, help string, instance prometheus.Labels, 
 	c.metrics = append(c.metrics, metric[S]{desc: d, hist: hist})
 }
 
-// durations returns a histogram of the core's Stats (timingwheel.Lateness,
-// cache.Durations, jobs.Durations: a count per bucket, one bucket more
-// than bounds) as a constant histogram wants it: count, sum in seconds,
+// durations returns a histogram of the core's Stats (timingwheel.Durations,
+// the one type of the wheel's, cache's and jobs' histograms: a count per
+// bucket, one bucket more than bounds) as a constant histogram wants it: count, sum in seconds,
 // and cumulative counts by upper bound in seconds.
 func durations(count uint64, sum time.Duration, buckets []uint64, bounds []time.Duration) (uint64, float64, map[float64]uint64) {
 	b := make(map[float64]uint64, len(bounds))

@@ -18,7 +18,7 @@
 // Names follow Prometheus conventions: counters end in _total, labels
 // split a counter by result, reason or outcome, gauges are plain nouns,
 // and durations are _seconds histograms whose buckets are the core's
-// (100µs, 1ms, 10ms, 100ms, 1s, 10s; see timingwheel.LatenessBounds).
+// (100µs, 1ms, 10ms, 100ms, 1s, 10s; see timingwheel.DurationBounds).
 // Each constructor's documentation lists its series. A counter
 // restarts from zero when its object is recreated; rate() handles that.
 //

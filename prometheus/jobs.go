@@ -3,6 +3,7 @@ package ttlprom
 import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/ttlkit/ttlkit/jobs"
+	"github.com/ttlkit/ttlkit/timingwheel"
 )
 
 // NewJobsCollector returns a collector of s's counters, labelled
@@ -22,7 +23,7 @@ import (
 //	ttlkit_jobs_lateness_seconds{scheduler}           histogram: how late attempts started
 //	ttlkit_jobs_run_seconds{scheduler}                histogram: how long attempts ran
 //
-// Both histograms have the buckets jobs.DurationBounds.
+// Both histograms have the buckets timingwheel.DurationBounds.
 //
 // It reads s.Stats when scraped (O(1)).
 func NewJobsCollector(name string, s *jobs.Scheduler) prometheus.Collector {
@@ -50,15 +51,15 @@ func NewJobsCollector(name string, s *jobs.Scheduler) prometheus.Collector {
 	counter("ttlkit_jobs_deferred_total", "Times a due run found the queue full and waited a tick.", func(s jobs.Stats) uint64 { return s.Deferred })
 	counter("ttlkit_jobs_dropped_total", "Runs never started because Shutdown began (queued, armed retries, waiting).", func(s jobs.Stats) uint64 { return s.Dropped })
 	counter("ttlkit_jobs_clock_steps_total", "Wall-clock steps detected.", func(s jobs.Stats) uint64 { return s.ClockSteps })
-	histogram := func(name, help string, v func(*jobs.Stats) *jobs.Durations) {
+	histogram := func(name, help string, v func(*jobs.Stats) *timingwheel.Durations) {
 		c.histogram(name, help, l, func(s jobs.Stats) (uint64, float64, map[float64]uint64) {
 			d := v(&s)
-			return durations(d.Count, d.Sum, d.Buckets[:], jobs.DurationBounds[:])
+			return durations(d.Count, d.Sum, d.Buckets[:], timingwheel.DurationBounds[:])
 		})
 	}
 	histogram("ttlkit_jobs_lateness_seconds", "How late attempts started (after their due time), counted at start.",
-		func(s *jobs.Stats) *jobs.Durations { return &s.Lateness })
+		func(s *jobs.Stats) *timingwheel.Durations { return &s.Lateness })
 	histogram("ttlkit_jobs_run_seconds", "How long finished attempts ran, whatever their outcome.",
-		func(s *jobs.Stats) *jobs.Durations { return &s.RunTime })
+		func(s *jobs.Stats) *timingwheel.Durations { return &s.RunTime })
 	return c
 }

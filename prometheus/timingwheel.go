@@ -19,7 +19,7 @@ type Wheel interface {
 //	ttlkit_wheel_removed_total{wheel}        counter
 //	ttlkit_wheel_wakeups_total{wheel}        counter: the owner goroutine's wake-ups
 //	ttlkit_wheel_largest_batch_timers{wheel} gauge: most timers fired in one slice
-//	ttlkit_wheel_lateness_seconds{wheel}     histogram, buckets timingwheel.LatenessBounds
+//	ttlkit_wheel_lateness_seconds{wheel}     histogram, buckets timingwheel.DurationBounds
 //
 // It reads w.Stats when scraped (O(shards) for a TimingWheel, O(1) for a
 // Scheduler); it never waits for the wheel's goroutine.
@@ -39,7 +39,7 @@ func NewWheelCollector(name string, w Wheel) prometheus.Collector {
 	c.histogram("ttlkit_wheel_lateness_seconds", "How long after its deadline tick each timer fired.", l,
 		func(s timingwheel.Stats) (uint64, float64, map[float64]uint64) {
 			l := &s.Lateness
-			return durations(l.Count, l.Sum, l.Buckets[:], timingwheel.LatenessBounds[:])
+			return durations(l.Count, l.Sum, l.Buckets[:], timingwheel.DurationBounds[:])
 		})
 	return c
 }

@@ -30,6 +30,8 @@ type layer[T any] interface {
 	fire(t *Timer[T]) int64
 	// flush runs after each slice of advance work.
 	flush()
+	// stopped runs once, when the owner goroutine exits for good.
+	stopped()
 }
 
 // driver is the owner goroutine and the channels that reach it. It reads
@@ -331,6 +333,7 @@ func (d *driver[T]) run(l layer[T]) {
 		// into its callers' Timers and they can be scheduled elsewhere.
 		d.w.drain(func(*Timer[T]) {})
 		d.publish()
+		l.stopped()
 		close(d.done)
 	}()
 	d.loop(l)

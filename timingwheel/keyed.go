@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ttlkit/ttlkit/internal/bubble"
+	"github.com/ttlkit/ttlkit/internal/pool"
 	"github.com/ttlkit/ttlkit/internal/table"
 )
 
@@ -99,7 +100,7 @@ type keyed[K comparable, V any] struct {
 	spare []*node[K, V] // the pending list taken from a shard last time
 	fired []dueItem[K, V]
 	ran   int // WithInline: fired[:ran] have been run (see flush)
-	exec  executor[dueItem[K, V]]
+	exec  *pool.Pool[dueItem[K, V], struct{}]
 }
 
 func keyOf[K comparable, V any](n *node[K, V]) K { return n.Value.key }
@@ -138,7 +139,13 @@ func New[K comparable, V any](interval time.Duration, numSlots int, execute func
 		seed:     maphash.MakeSeed(),
 	}
 	k.shards = newShardSet(k.d.shards, func(sh *keyShard[K, V]) { sh.tab.InitSeed(keyOf[K, V], 0, k.seed) })
-	k.exec = executor[dueItem[K, V]]{limit: cfg.concurrency, run: k.runOne}
+	k.exec = pool.New(pool.Config[dueItem[K, V], struct{}]{
+		Workers: cfg.concurrency,
+		Run:     func(it dueItem[K, V], _ *struct{}) { k.execute(it.key, it.value) },
+		Panic: func(it dueItem[K, V], r any, stack []byte) {
+			k.d.cfg.onPanic(Panic{Key: it.key, Recovered: r, Stack: stack})
+		},
+	})
 	go k.d.run(k)
 	tw := &TimingWheel[K, V]{k: k}
 	if !bubble.Inside() {
@@ -405,7 +412,7 @@ func (tw *TimingWheel[K, V]) Shutdown(ctx context.Context) error {
 	}
 	// The owner has exited, so no callback is handed out any more.
 	select {
-	case <-tw.k.exec.idleChan():
+	case <-tw.k.exec.Idle():
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
@@ -564,11 +571,15 @@ func (k *keyed[K, V]) flush() {
 		}
 		k.ran = 0
 	} else {
-		k.exec.submit(k.fired)
+		k.exec.PushAll(k.fired)
 		clear(k.fired)
 	}
 	k.fired = k.fired[:0]
 }
+
+// stopped lets the workers run the callbacks already handed to them, then
+// exit: nothing is handed out any more.
+func (k *keyed[K, V]) stopped() { k.exec.Drain() }
 
 // runOne runs execute for one fired timer and reports a panic or a Goexit
 // (see Panic).

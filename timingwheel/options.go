@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"runtime"
 	"time"
+
+	"github.com/ttlkit/ttlkit/internal/pool"
 )
 
 var (
@@ -23,8 +25,9 @@ func argError(format string, args ...any) error {
 
 // ErrGoexit is the Recovered value of the [Panic] reported for a callback
 // that called runtime.Goexit (as t.Fatal and t.SkipNow do in a test)
-// instead of returning.
-var ErrGoexit = errors.New("timingwheel: callback called runtime.Goexit")
+// instead of returning. It is the module's one such value: cache.ErrGoexit
+// is the same error.
+var ErrGoexit = pool.ErrGoexit
 
 // Panic describes a callback that panicked or called runtime.Goexit. The
 // wheel recovers the panic, keeps every other timer and goes on with the

@@ -160,39 +160,6 @@ func TestRemovalsSignalAtBatchSize(t *testing.T) {
 	})
 }
 
-// TestExecutorQueueStaysBounded: under a steady stream of fired timers that
-// never lets the worker queue run empty, the queue's memory stays bounded
-// by what is pending, not by everything that ever passed through it.
-func TestExecutorQueueStaysBounded(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		step := make(chan struct{})
-		ran := 0
-		e := executor[int]{limit: 1, run: func(int) { <-step; ran++ }}
-		batch := make([]int, 10)
-		e.submit(batch)
-		for range 1000 {
-			e.submit(batch)
-			for range 10 {
-				step <- struct{}{}
-			}
-		}
-		e.mu.Lock()
-		pending, capacity := len(e.queue)-e.head, cap(e.queue)
-		e.mu.Unlock()
-		if capacity > 8*pending+64 {
-			t.Errorf("queue capacity %d for %d pending callbacks", capacity, pending)
-		}
-		close(step)
-		synctest.Wait()
-		if ran != 10010 {
-			t.Errorf("%d callbacks ran, want 10010", ran)
-		}
-		if e.running != 0 {
-			t.Errorf("%d workers left running", e.running)
-		}
-	})
-}
-
 // TestRemovalUnderTicker: under WithTicker the owner wakes for every tick
 // anyway, so a removal does not wake it and waits for the next tick; once
 // the ticker is closed (the wheel is frozen) every removal wakes it, and

@@ -268,7 +268,8 @@ func (s *Scheduler[T]) fire(t *Timer[T]) (rearm int64) {
 	return 0
 }
 
-func (s *Scheduler[T]) flush() {}
+func (s *Scheduler[T]) flush()   {}
+func (s *Scheduler[T]) stopped() {}
 
 // shardOf returns the index of t's shard, from its address (a scheduled
 // Timer is on the heap, which does not move) spread by a multiplicative

@@ -35,34 +35,47 @@ type Stats struct {
 	// reading when it fired the timer minus the start of the timer's
 	// deadline tick. It does not include the wait for an executor
 	// goroutine, nor the rounding of deadlines up to whole ticks.
-	Lateness Lateness
+	Lateness Durations
 }
 
-// LatenessBounds are the upper bounds of Lateness.Buckets, in order; the
-// last bucket counts what is later than the last bound.
-var LatenessBounds = [...]time.Duration{
+// DurationBounds are the upper bounds of Durations.Buckets, in order; the
+// last bucket counts what is longer than the last bound.
+var DurationBounds = [...]time.Duration{
 	100 * time.Microsecond, time.Millisecond, 10 * time.Millisecond,
 	100 * time.Millisecond, time.Second, 10 * time.Second,
 }
 
-// Lateness summarizes how late timers fired.
-type Lateness struct {
-	Count uint64        // timers measured: Fired
-	Sum   time.Duration // the sum of their lateness
-	Max   time.Duration // the largest lateness seen
-	// Buckets[i] counts the timers whose lateness was at most
-	// LatenessBounds[i] and more than LatenessBounds[i-1] (any, for i=0);
-	// the last bucket counts those later than every bound.
-	Buckets [len(LatenessBounds) + 1]uint64
+// Durations is a histogram of durations: how late timers fired
+// (Stats.Lateness), and, in the packages built on the wheel, how long
+// cache loads and jobs' runs took, and how late the runs started. It is
+// the module's one histogram type, so an exporter reads all of them alike.
+type Durations struct {
+	Count uint64        // durations counted
+	Sum   time.Duration // their sum
+	Max   time.Duration // the longest
+	// Buckets[i] counts the durations at most DurationBounds[i] and more
+	// than DurationBounds[i-1] (any, for i=0); the last bucket counts
+	// those longer than every bound.
+	Buckets [len(DurationBounds) + 1]uint64
 }
 
+// Lateness is the former name of Durations.
+//
+// Deprecated: use Durations, the same type.
+type Lateness = Durations
+
+// LatenessBounds are DurationBounds.
+//
+// Deprecated: use DurationBounds, which has the same values.
+var LatenessBounds = DurationBounds
+
 // observe adds one timer's lateness.
-func (l *Lateness) observe(d time.Duration) {
+func (l *Durations) observe(d time.Duration) {
 	l.Count++
 	l.Sum += d
 	l.Max = max(l.Max, d)
 	i := 0
-	for i < len(LatenessBounds) && d > LatenessBounds[i] {
+	for i < len(DurationBounds) && d > DurationBounds[i] {
 		i++
 	}
 	l.Buckets[i]++

@@ -1,5 +1,5 @@
 // Package hist counts durations in the fixed buckets that the Stats of
-// cache and jobs publish (the same bounds as timingwheel.LatenessBounds),
+// cache and jobs publish (the same bounds as timingwheel.DurationBounds),
 // so an exporter can turn any of them into a histogram the same way.
 //
 // Counts is a plain histogram for a caller that holds a lock anyway;
@@ -24,8 +24,8 @@ var Bounds = [...]time.Duration{
 // Len is the number of buckets.
 const Len = len(Bounds) + 1
 
-// Counts is a histogram of durations. The exported Stats types of cache
-// and jobs have the same fields, so a Counts converts to them.
+// Counts is a histogram of durations. timingwheel.Durations, the Stats type
+// of cache and jobs, has the same fields, so a Counts converts to it.
 type Counts struct {
 	Count uint64        // durations observed
 	Sum   time.Duration // their sum

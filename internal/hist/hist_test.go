@@ -9,10 +9,10 @@ import (
 )
 
 // TestBoundsMatchTimingWheel: every Stats histogram of the module has the
-// buckets of timingwheel.Lateness, so exporters treat them alike.
+// buckets of timingwheel.Durations, so exporters treat them alike.
 func TestBoundsMatchTimingWheel(t *testing.T) {
-	if Bounds != timingwheel.LatenessBounds {
-		t.Fatalf("Bounds = %v, want timingwheel.LatenessBounds %v", Bounds, timingwheel.LatenessBounds)
+	if Bounds != timingwheel.DurationBounds {
+		t.Fatalf("Bounds = %v, want timingwheel.DurationBounds %v", Bounds, timingwheel.DurationBounds)
 	}
 }
 
