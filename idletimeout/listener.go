@@ -117,9 +117,9 @@ type Stats struct {
 	// Reaped connections, by the timeout that expired or the limit broken;
 	// included in Closed.
 	ReapedIdle, ReapedRead, ReapedWrite uint64
-	ReapedFirstByte                     uint64
-	ReapedReadRate, ReapedWriteRate     uint64
-	ReapedMaxAge                        uint64
+	ReapedFirstByte                     uint64 // reaped by FirstByteTimeout
+	ReapedReadRate, ReapedWriteRate     uint64 // reaped below MinReadRate, MinWriteRate
+	ReapedMaxAge                        uint64 // closed by MaxAge (at a quiet moment or after MaxAgeGrace)
 
 	Released uint64 // connections released from tracking (e.g. hijacked)
 	Events   uint64 // expired timeouts found: OnIdle calls and reaps, also those called off by later activity
