@@ -90,8 +90,19 @@ func (s *natsSystem) EnqueueBatch(ctx context.Context, ids []string, p []byte) e
 	return s.c.EnqueueBatch(ctx, time.Time{}, batch...)
 }
 
+// EnqueueAt: natsjobs refuses a time already past (ErrInvalid: "use
+// Enqueue for now") where the peers run such a job at once; a workload
+// whose enqueueing falls behind its schedule gets the peers' behaviour.
 func (s *natsSystem) EnqueueAt(ctx context.Context, id string, at time.Time, p []byte) error {
-	return s.c.EnqueueAt(ctx, natsjobs.Job{Queue: queueName, ID: id, Payload: p}, at)
+	j := natsjobs.Job{Queue: queueName, ID: id, Payload: p}
+	if !time.Now().Before(at) {
+		return s.c.Enqueue(ctx, j)
+	}
+	err := s.c.EnqueueAt(ctx, j, at)
+	if errors.Is(err, natsjobs.ErrInvalid) && !time.Now().Before(at) {
+		return s.c.Enqueue(ctx, j) // at passed during the call
+	}
+	return err
 }
 
 func (s *natsSystem) Cancel(ctx context.Context, id string) (bool, error) {
