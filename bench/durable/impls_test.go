@@ -67,11 +67,11 @@ func openNATSEmbedded(tb testing.TB) *env {
 	return e
 }
 
-func openNATSExternal(tb testing.TB) *env {
-	s := startNATS(tb)
-	cfg := natsjobs.Config{URL: "nats://" + s.addr}
-	e := &env{srv: s, sys: mustNATS(tb, cfg),
-		workerEnv: []string{"DURABLE_IMPL=natsjobs-ext", "DURABLE_ADDR=" + s.addr}}
+// serverEnv is the env of a system whose server runs as a process of its
+// own: connect opens a client on it, name and addr tell a worker process
+// how to reach it.
+func serverEnv(tb testing.TB, s *server, name, addr string, connect func(testing.TB) system) *env {
+	e := &env{srv: s, sys: connect(tb), workerEnv: []string{"DURABLE_IMPL=" + name, "DURABLE_ADDR=" + addr}}
 	e.restart = func(tb testing.TB, kill bool) {
 		e.sys.Close()
 		if kill {
@@ -80,44 +80,24 @@ func openNATSExternal(tb testing.TB) *env {
 			s.stop()
 		}
 		s.start(tb)
-		e.sys = mustNATS(tb, cfg)
+		e.sys = connect(tb)
 	}
 	tb.Cleanup(func() { e.sys.Close() })
 	return e
+}
+
+func openNATSExternal(tb testing.TB) *env {
+	s := startNATS(tb)
+	cfg := natsjobs.Config{URL: "nats://" + s.addr}
+	return serverEnv(tb, s, "natsjobs-ext", s.addr, func(tb testing.TB) system { return mustNATS(tb, cfg) })
 }
 
 func openAsynqEnv(tb testing.TB) *env {
 	s := startRedis(tb)
-	e := &env{srv: s, sys: openAsynq(s.addr),
-		workerEnv: []string{"DURABLE_IMPL=asynq", "DURABLE_ADDR=" + s.addr}}
-	e.restart = func(tb testing.TB, kill bool) {
-		e.sys.Close()
-		if kill {
-			s.kill()
-		} else {
-			s.stop()
-		}
-		s.start(tb)
-		e.sys = openAsynq(s.addr)
-	}
-	tb.Cleanup(func() { e.sys.Close() })
-	return e
+	return serverEnv(tb, s, "asynq", s.addr, func(testing.TB) system { return openAsynq(s.addr) })
 }
 
 func openRiverEnv(tb testing.TB) *env {
 	s, dsn := startPostgres(tb)
-	e := &env{srv: s, sys: mustRiver(tb, dsn),
-		workerEnv: []string{"DURABLE_IMPL=river", "DURABLE_ADDR=" + dsn}}
-	e.restart = func(tb testing.TB, kill bool) {
-		e.sys.Close()
-		if kill {
-			s.kill()
-		} else {
-			s.stop()
-		}
-		s.start(tb)
-		e.sys = mustRiver(tb, dsn)
-	}
-	tb.Cleanup(func() { e.sys.Close() })
-	return e
+	return serverEnv(tb, s, "river", dsn, func(tb testing.TB) system { return mustRiver(tb, dsn) })
 }
