@@ -513,6 +513,20 @@ var suites = []suite{
 		},
 	},
 	{
+		ID:    "natsjobsops",
+		Title: "natsjobs: a page of the operations API",
+		Dir:   "../natsjobs",
+		About: "`List` of 50 pending jobs from a paused queue of 10k or 100k jobs on an ephemeral embedded server, " +
+			"without a prefix (one direct read per job) and with an ID prefix (batched reads). There is no other " +
+			"implementation to compare with.",
+		Bench:          `^BenchmarkListPage$`,
+		Benchtime:      "200x",
+		QuickBench:     `^BenchmarkListPage$/^jobs=10000/`,
+		QuickBenchtime: "5x",
+		Timeout:        "20m",
+		Ratio:          []string{"ns/op"},
+	},
+	{
 		ID:    "durable",
 		Title: "Durable job queues: natsjobs, asynq and river",
 		Dir:   "durable",
