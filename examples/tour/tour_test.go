@@ -48,7 +48,7 @@ func Example_cache() {
 	expired := make(chan string, 1)
 	c, err := cache.New(cache.Options[string, string]{
 		TTL:   time.Minute, // never returned after its TTL; each Set restarts it
-		Limit: 10_000,      // beyond it, the least recently used entry goes
+		Limit: 10_000,      // beyond it, W-TinyLFU picks the entry to evict
 		// Expired entries are reclaimed within a Resolution (default TTL/100).
 		Resolution: 10 * time.Millisecond,
 		OnEvict: func(e cache.Event[string, string]) {
