@@ -10,7 +10,7 @@ package sharedcache
 //	del K        -> ID ok
 //	take K       -> ID ok V ... (the loader reports "! loading K" and
 //	                returns "loaded-by-NAME" once "release K" arrives)
-//	release K    -> ID ok
+//	release K    -> ID ok (a loader started later returns at once)
 //	watch K V    -> ID ok UNIXNANO (when a Get first returned V; events wake it)
 //	stats        -> ID ok JSON
 //
@@ -93,8 +93,9 @@ func runInstance() int {
 		return 1
 	}
 	leaseTTL, _ := time.ParseDuration(os.Getenv("SHAREDCACHE_LEASE_TTL"))
+	leaseWait, _ := time.ParseDuration(os.Getenv("SHAREDCACHE_LEASE_WAIT"))
 	ctx := context.Background()
-	c, err := New[string](ctx, store, Options[string]{TTL: time.Hour, LeaseTTL: leaseTTL})
+	c, err := New[string](ctx, store, Options[string]{TTL: time.Hour, LeaseTTL: leaseTTL, LeaseWait: leaseWait})
 	if err != nil {
 		say("! fatal %v", err)
 		return 1
@@ -139,8 +140,13 @@ func runInstance() int {
 			result(id, fmt.Sprint(time.Now().UnixNano()), err)
 		case "del":
 			result(id, "", c.Delete(ctx, args[0]))
-		case "release":
-			close(release(args[0]))
+		case "release": // idempotent
+			ch := release(args[0])
+			select {
+			case <-ch:
+			default:
+				close(ch)
+			}
 			result(id, "", nil)
 		case "take":
 			go func() {
@@ -182,6 +188,7 @@ type instance struct {
 	mu     sync.Mutex
 	nextID int
 	calls  map[string]chan string
+	log    []string // every event so far, for failure messages; guarded by mu
 	events chan string
 	exited chan struct{}
 }
@@ -211,6 +218,9 @@ func startInstance(t *testing.T, name, url string, env ...string) *instance {
 		for sc.Scan() {
 			id, rest, _ := strings.Cut(sc.Text(), " ")
 			if id == "!" {
+				in.mu.Lock()
+				in.log = append(in.log, rest)
+				in.mu.Unlock()
 				in.events <- rest
 				continue
 			}
@@ -261,7 +271,10 @@ func (in *instance) answer(ch chan string) string {
 		in.t.Fatalf("%s exited", in.name)
 	case <-time.After(30 * time.Second):
 		in.cmd.Process.Signal(syscall.SIGQUIT) // its goroutines, on stderr
-		in.t.Fatalf("%s: no answer in 30s", in.name)
+		in.mu.Lock()
+		log := in.log
+		in.mu.Unlock()
+		in.t.Fatalf("%s: no answer in 30s; its events so far: %q", in.name, log)
 	}
 	return ""
 }

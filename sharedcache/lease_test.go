@@ -28,12 +28,22 @@ func awaitAny(t *testing.T, ev string, insts ...*instance) *instance {
 	return <-got
 }
 
+// releaseAll lets the loaders of key return on every instance, those that
+// start later included: an instance that loads a second time then answers
+// with its own value (a failed check naming it) instead of hanging.
+func releaseAll(insts []*instance, key string) {
+	for _, in := range insts {
+		in.call("release %s", key)
+	}
+}
+
 // TestLoadOnce: three instances Take one cold key at once; the loader runs
 // on one of them, the two others wait for its write, and all three return
 // its value.
 func TestLoadOnce(t *testing.T) { forEachBackend(t, testLoadOnce) }
 
 func testLoadOnce(t *testing.T, url string, env []string) {
+	env = append(env, "SHAREDCACHE_LEASE_WAIT=60s") // see testLeaseholderCrash
 	insts := []*instance{
 		startInstance(t, "a", url, env...),
 		startInstance(t, "b", url, env...),
@@ -49,7 +59,7 @@ func testLoadOnce(t *testing.T, url string, env []string) {
 			in.await("waiting cold")
 		}
 	}
-	loader.call("release cold")
+	releaseAll(insts, "cold")
 	want := "ok loaded-by-" + loader.name
 	for i, ch := range takes {
 		if got := insts[i].answer(ch); got != want {
@@ -75,8 +85,11 @@ func TestLeaseholderCrash(t *testing.T) { forEachBackend(t, testLeaseholderCrash
 func testLeaseholderCrash(t *testing.T, url string, env []string) {
 	// The waiters must start waiting within LeaseTTL of a's lease, even
 	// on a loaded machine under the race detector: all three are started
-	// first, and the lease is 3s.
-	env = append(env, "SHAREDCACHE_LEASE_TTL=3s")
+	// first, and the lease is 3s. LeaseWait is long: with the default
+	// (LeaseTTL + 1s from the Take's start) the waiter that does not take
+	// a's expired lease stops waiting for the new holder within a second,
+	// and loads too if the test is slow to release the loader.
+	env = append(env, "SHAREDCACHE_LEASE_TTL=3s", "SHAREDCACHE_LEASE_WAIT=60s")
 	a := startInstance(t, "a", url, env...)
 	b := startInstance(t, "b", url, env...)
 	c := startInstance(t, "c", url, env...)
@@ -89,7 +102,7 @@ func testLeaseholderCrash(t *testing.T, url string, env []string) {
 		t.Fatal(err)
 	}
 	loader := awaitAny(t, "loading k", b, c)
-	loader.call("release k")
+	releaseAll([]*instance{b, c}, "k")
 	want := "ok loaded-by-" + loader.name
 	for _, r := range []struct {
 		in *instance

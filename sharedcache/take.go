@@ -17,7 +17,8 @@ type flight[V any] struct {
 
 // Take returns key's value like Get; when there is none it loads it once
 // across every instance on the store: the instance that takes the key's
-// lease runs load and writes the result (a value with Options.TTL, or a
+// lease and then still finds no value in the store runs load and writes
+// the result (a value with Options.TTL, or a
 // not-found placeholder with Options.NotFoundTTL when load returns
 // ErrNotFound); the others wait for that write, up to Options.LeaseWait,
 // and then run load themselves. Concurrent Takes of one key on this
@@ -57,7 +58,7 @@ func (c *Cache[V]) Take(ctx context.Context, key string, load func(context.Conte
 func (c *Cache[V]) take(ctx context.Context, key string, load func(context.Context) (V, error)) (V, error) {
 	var zero V
 	deadline := time.Now().Add(c.opts.LeaseWait)
-	waited := false
+	waited, leased := false, false
 	for {
 		// Registered before the read, so a write landing after the read
 		// still wakes this wait.
@@ -72,13 +73,21 @@ func (c *Cache[V]) take(ctx context.Context, key string, load func(context.Conte
 		if found {
 			return e.value()
 		}
+		// A Take loads only if the key is absent from the store after it
+		// holds the lease. A read made before the lease proves nothing:
+		// between the two, another instance may have loaded the key,
+		// written it and released its lease.
+		if leased {
+			return c.loadAlone(ctx, key, load, true)
+		}
 		// A failed lease call (a timeout on a busy server) is not a reason
 		// to load here too: wait and try again, up to LeaseWait. A store
 		// that is down fails the next read at once.
 		release, held, err := c.store.lease(ctx, key)
 		if err == nil && held {
 			defer release()
-			return c.loadAlone(ctx, key, load, true)
+			leased = true
+			continue // read again, under the lease
 		}
 		if !waited {
 			waited = true
