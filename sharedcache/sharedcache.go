@@ -98,11 +98,10 @@ type Cache[V any] struct {
 	// already seen is never stored.
 	mu      sync.Mutex
 	pending map[string]*pending // keys with a store read or write in flight
-	waiters map[string]chan struct{}
-	epoch   uint64 // bumped by each reconnect; guarded by mu
-	live    bool   // a watch runs; guarded by mu
+	epoch   uint64              // bumped by each reconnect; guarded by mu
+	live    bool                // a watch runs; guarded by mu
 
-	flights sync.Map // string -> *flight: Takes in flight on this instance
+	flights sync.Map // string -> *flight[V]: Takes in flight on this instance
 
 	l2Hits, misses, loads, leaseWaits, invalidations, staleDrops atomic.Uint64
 	closed                                                       atomic.Bool
@@ -136,7 +135,7 @@ func New[V any](ctx context.Context, store Store, opts Options[V]) (*Cache[V], e
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrOptions, err)
 	}
-	c := &Cache[V]{opts: opts, store: store, l1: l1, pending: map[string]*pending{}, waiters: map[string]chan struct{}{}, live: true}
+	c := &Cache[V]{opts: opts, store: store, l1: l1, pending: map[string]*pending{}, live: true}
 	maxAge := time.Duration(float64(max(opts.TTL, opts.NotFoundTTL)) * (1 + opts.Jitter))
 	if err := store.bind(ctx, maxAge+time.Second, opts.LeaseTTL, c); err != nil {
 		l1.Close()
@@ -368,11 +367,10 @@ func (c *Cache[V]) changed(key string, rev uint64) {
 	if p := c.pending[key]; p != nil && p.floor < rev {
 		p.floor = rev
 	}
-	if ch := c.waiters[key]; ch != nil {
-		close(ch)
-		delete(c.waiters, key)
-	}
 	c.mu.Unlock()
+	if f, ok := c.flights.Load(key); ok {
+		c.wakeFlight(key, f)
+	}
 	if h := testHookChanged; h != nil {
 		h(c, key, rev)
 	}
@@ -392,11 +390,8 @@ func (c *Cache[V]) reconnected() {
 	c.live = false
 	c.staleDrops.Add(uint64(c.l1.Len()))
 	c.l1.Clear()
-	for k, ch := range c.waiters {
-		close(ch)
-		delete(c.waiters, k)
-	}
 	c.mu.Unlock()
+	c.flights.Range(c.wakeFlight)
 }
 
 func (c *Cache[V]) resumed() {

@@ -8,11 +8,26 @@ import (
 )
 
 // flight is one Take of a key in progress on this instance; the other
-// Takes of the key wait for it.
+// Takes of the key wait for it. It lives in Cache.flights from the Take's
+// start to its end, so what a Take keeps is gone when it returns.
 type flight[V any] struct {
 	done chan struct{}
+	// wake holds one token when an event for the key (or a reconnect)
+	// happened since the Take last looked: it then reads the store again.
+	// A token from before a read only costs one more read.
+	wake chan struct{}
 	v    V
 	err  error
+}
+
+// wakeFlight tells the Take of key in flight, if any, that the key may
+// have changed in the store. It never blocks.
+func (c *Cache[V]) wakeFlight(key any, f any) bool {
+	select {
+	case f.(*flight[V]).wake <- struct{}{}:
+	default:
+	}
+	return true
 }
 
 // Take returns key's value like Get; when there is none it loads it once
@@ -36,7 +51,7 @@ func (c *Cache[V]) Take(ctx context.Context, key string, load func(context.Conte
 		var zero V
 		return zero, ErrClosed
 	}
-	f := &flight[V]{done: make(chan struct{})}
+	f := &flight[V]{done: make(chan struct{}), wake: make(chan struct{}, 1)}
 	if prev, loaded := c.flights.LoadOrStore(key, f); loaded {
 		p := prev.(*flight[V])
 		select {
@@ -51,18 +66,17 @@ func (c *Cache[V]) Take(ctx context.Context, key string, load func(context.Conte
 		c.flights.Delete(key)
 		close(f.done)
 	}()
-	f.v, f.err = c.take(ctx, key, load)
+	f.v, f.err = c.take(ctx, key, f.wake, load)
 	return f.v, f.err
 }
 
-func (c *Cache[V]) take(ctx context.Context, key string, load func(context.Context) (V, error)) (V, error) {
+// take runs a Take's protocol; wake is its flight's wake-up, registered
+// before the first read, so a write landing after a read still ends a wait.
+func (c *Cache[V]) take(ctx context.Context, key string, wake chan struct{}, load func(context.Context) (V, error)) (V, error) {
 	var zero V
 	deadline := time.Now().Add(c.opts.LeaseWait)
 	waited, leased := false, false
 	for {
-		// Registered before the read, so a write landing after the read
-		// still wakes this wait.
-		ch := c.waiter(key)
 		e, found, err := c.fetch(ctx, key)
 		if err != nil {
 			if errors.Is(err, ErrUnavailable) {
@@ -104,7 +118,7 @@ func (c *Cache[V]) take(ctx context.Context, key string, load func(context.Conte
 		}
 		t := time.NewTimer(min(left, c.opts.LeaseTTL/4))
 		select {
-		case <-ch:
+		case <-wake:
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
@@ -117,18 +131,6 @@ func (c *Cache[V]) take(ctx context.Context, key string, load func(context.Conte
 // testHookWaiting, when set by tests, runs each time a Take starts waiting
 // for another instance's load.
 var testHookWaiting func(key string)
-
-// waiter returns a channel closed at the next event for key.
-func (c *Cache[V]) waiter(key string) chan struct{} {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	ch := c.waiters[key]
-	if ch == nil {
-		ch = make(chan struct{})
-		c.waiters[key] = ch
-	}
-	return ch
-}
 
 // loadAlone runs load and, when keep is set, writes its result to the
 // store; a failed write is not an error, as the value is correct.

@@ -3,6 +3,7 @@ package sharedcache
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -177,5 +178,95 @@ func TestTakeLeaseLoads(t *testing.T) {
 		return "", errors.New("loader must not run")
 	}); err != nil {
 		t.Errorf("second Take: %v, want the kept value", err)
+	}
+}
+
+// retained counts what this instance keeps for Takes: those in flight and
+// their wake-ups.
+func retained[V any](c *Cache[V]) int {
+	n := 0
+	c.flights.Range(func(any, any) bool { n++; return true })
+	return n
+}
+
+// TestTakeRetainsNothing: after Takes of many keys end (found in the store,
+// loaded, or failed), with no event for any of them, the instance keeps
+// nothing for them but their local copies.
+func TestTakeRetainsNothing(t *testing.T) {
+	s := newMemStore()
+	c, err := New[string](context.Background(), s, Options[string]{TTL: time.Hour, LocalTTL: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	for i := range 100 {
+		s.store(fmt.Sprint("stored-", i), record(t, "v"))
+		if _, err := c.Take(ctx, fmt.Sprint("stored-", i), nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Take(ctx, fmt.Sprint("loaded-", i), func(context.Context) (string, error) { return "v", nil }); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Take(ctx, fmt.Sprint("failed-", i), func(context.Context) (string, error) { return "", errors.New("boom") }); err == nil {
+			t.Fatal("failed load returned no error")
+		}
+	}
+	if n := retained(c); n != 0 {
+		t.Errorf("after 300 Takes ended: %d flights and wake-ups retained, want 0", n)
+	}
+}
+
+// TestTakeWokenByEvent: a Take waiting for another instance's load (its
+// lease held elsewhere, LeaseTTL an hour so no retry comes in the test's
+// time) returns the value as soon as the event for the key, or a
+// reconnect, arrives.
+func TestTakeWokenByEvent(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		arrive func(s *memStore)
+	}{
+		{"event", func(s *memStore) { s.h.changed("k", s.store("k", record(t, "theirs"))) }},
+		{"reconnect", func(s *memStore) {
+			s.store("k", record(t, "theirs"))
+			s.h.reconnected()
+			s.h.resumed()
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newMemStore()
+			s.leases["k"] = true // another instance is loading k
+			c, err := New[string](context.Background(), s, Options[string]{TTL: time.Hour, LeaseTTL: time.Hour})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			waiting := make(chan struct{}, 1)
+			testHookWaiting = func(string) {
+				select {
+				case waiting <- struct{}{}:
+				default:
+				}
+			}
+			defer func() { testHookWaiting = nil }()
+			got := make(chan string, 1)
+			go func() {
+				v, err := c.Take(context.Background(), "k", func(context.Context) (string, error) { return "mine", nil })
+				got <- fmt.Sprint(v, " ", err)
+			}()
+			<-waiting
+			tc.arrive(s)
+			select {
+			case v := <-got:
+				if want := "theirs <nil>"; v != want {
+					t.Errorf("Take = %q, want %q", v, want)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatalf("Take still waiting 30s after the %s, want it woken", tc.name)
+			}
+			if n := retained(c); n != 0 {
+				t.Errorf("%d flights retained after the Take returned, want 0", n)
+			}
+		})
 	}
 }
