@@ -49,6 +49,12 @@
 //     local copy is dropped before the next read, and none is kept again
 //     until a new watch runs, so nothing written during the outage is
 //     missed (TestStoreRestart, TestRedisKilled).
+//   - Stale if error, by choice. With Options.StaleIfError set, a copy
+//     past its deadline is kept that much longer and served by Get and
+//     Take only when the store cannot be reached (a store that answers is
+//     always asked first): during an outage a value is at most LocalTTL +
+//     StaleIfError old, and Take does not send every instance's misses to
+//     its loader at once (TestStaleIfError, TestStaleIfErrorStoreDown).
 //   - Deadlines are wall-clock times written in the store, so instances
 //     whose clocks disagree disagree about expiry by as much.
 //

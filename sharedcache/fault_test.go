@@ -84,3 +84,52 @@ func TestStoreRestart(t *testing.T) {
 		t.Errorf("b watch after recovery = %q", got)
 	}
 }
+
+// TestStaleIfErrorStoreDown: with the server stopped, an instance with
+// StaleIfError serves its copy past its deadline (LocalTTL 300ms) by Get
+// and by Take (whose loader would answer "loaded-by-a"), while an instance
+// without the option reports the store unavailable; once the server is
+// back, with a write made meanwhile, the stale copy is gone and the new
+// value is read.
+func TestStaleIfErrorStoreDown(t *testing.T) {
+	srv := startTestServer(t)
+	a := startInstance(t, "a", srv.url(), "SHAREDCACHE_LOCAL_TTL=300ms", "SHAREDCACHE_STALE_IF_ERROR=1h")
+	b := startInstance(t, "b", srv.url(), "SHAREDCACHE_LOCAL_TTL=300ms")
+	if got := a.call("set k v1"); !strings.HasPrefix(got, "ok ") {
+		t.Fatalf("a set = %q", got)
+	}
+	for _, in := range []*instance{a, b} {
+		if got, want := in.call("get k"), "ok v1"; got != want {
+			t.Fatalf("%s get = %q, want %q", in.name, got, want)
+		}
+	}
+
+	srv.stop()
+	for _, in := range []*instance{a, b} {
+		if got := in.call("pastfresh k"); got != "ok " {
+			t.Fatalf("%s pastfresh k = %q, want its copy to reach its deadline", in.name, got)
+		}
+	}
+	if got, want := a.call("get k"), "ok v1"; got != want {
+		t.Errorf("a (StaleIfError 1h) get past the deadline, store down = %q, want %q", got, want)
+	}
+	a.call("release k") // a loader, if Take ran one, returns at once
+	if got, want := a.call("take k"), "ok v1"; got != want {
+		t.Errorf("a (StaleIfError 1h) take past the deadline, store down = %q, want %q without loading", got, want)
+	}
+	if got := b.call("get k"); !strings.Contains(got, "store unavailable") {
+		t.Errorf("b (no StaleIfError) get past the deadline, store down = %q, want an error naming the store unavailable", got)
+	}
+	if s := a.stats(); s.StaleHits != 2 || s.Loads != 0 {
+		t.Errorf("a stale hits = %d, loads = %d; want 2 and 0", s.StaleHits, s.Loads)
+	}
+
+	srv.start("")
+	putDirect(t, srv, "k", "v3")
+	srv.stop()
+	srv.start(srv.addr)
+	a.await("resumed")
+	if got, want := a.call("get k"), "ok v3"; got != want {
+		t.Errorf("a get after recovery = %q, want %q (the write made meanwhile, never the stale copy)", got, want)
+	}
+}

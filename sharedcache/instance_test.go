@@ -12,7 +12,11 @@ package sharedcache
 //	                returns "loaded-by-NAME" once "release K" arrives)
 //	release K    -> ID ok (a loader started later returns at once)
 //	watch K V    -> ID ok UNIXNANO (when a Get first returned V; events wake it)
+//	pastfresh K  -> ID ok once K's local copy is past its deadline (LocalTTL)
 //	stats        -> ID ok JSON
+//
+// The environment sets the options: SHAREDCACHE_LEASE_TTL, _LEASE_WAIT,
+// _LOCAL_TTL, _STALE_IF_ERROR (durations; unset means the default).
 //
 // Events: "! waiting K" (a Take waits for another instance's load),
 // "! resumed" (a watch runs again after a reconnect).
@@ -94,8 +98,13 @@ func runInstance() int {
 	}
 	leaseTTL, _ := time.ParseDuration(os.Getenv("SHAREDCACHE_LEASE_TTL"))
 	leaseWait, _ := time.ParseDuration(os.Getenv("SHAREDCACHE_LEASE_WAIT"))
+	localTTL, _ := time.ParseDuration(os.Getenv("SHAREDCACHE_LOCAL_TTL"))
+	staleIfError, _ := time.ParseDuration(os.Getenv("SHAREDCACHE_STALE_IF_ERROR"))
 	ctx := context.Background()
-	c, err := New[string](ctx, store, Options[string]{TTL: time.Hour, LeaseTTL: leaseTTL, LeaseWait: leaseWait})
+	c, err := New[string](ctx, store, Options[string]{
+		TTL: time.Hour, LeaseTTL: leaseTTL, LeaseWait: leaseWait,
+		LocalTTL: localTTL, StaleIfError: staleIfError,
+	})
 	if err != nil {
 		say("! fatal %v", err)
 		return 1
@@ -168,6 +177,16 @@ func runInstance() int {
 					}
 					<-ch
 				}
+			}()
+		case "pastfresh":
+			go func() {
+				e, ok := c.l1.Peek(args[0])
+				if !ok {
+					result(id, "", errors.New("no local copy"))
+					return
+				}
+				<-time.After(e.fresh - time.Since(c.born))
+				result(id, "", nil)
 			}()
 		case "stats":
 			b, _ := json.Marshal(c.Stats())

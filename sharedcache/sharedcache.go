@@ -63,6 +63,19 @@ type Options[V any] struct {
 	// 0 means 10s; otherwise at least 100ms.
 	LeaseTTL time.Duration
 
+	// StaleIfError is how long past its deadline a local copy may still be
+	// served while the store cannot be reached: a copy is fresh until the
+	// deadline LocalTTL sets, and is kept StaleIfError longer; a Get or
+	// Take that finds it past that deadline asks the store, and serves the
+	// old copy only if the store answers with an error wrapping
+	// ErrUnavailable (Stats.StaleHits counts those). A store that answers
+	// replaces the copy, or drops it if the key is gone. A reconnect drops
+	// every copy, stale or not, as ever. 0 means never serve a copy past
+	// its deadline; otherwise it must be positive. Copies then stay in
+	// memory (and count against Limit) StaleIfError longer, and a hit on a
+	// local copy reads the clock once more.
+	StaleIfError time.Duration
+
 	// LeaseWait is how long Take waits for another instance's load before
 	// running its own loader. 0 means LeaseTTL + 1s, so a crashed
 	// leaseholder's key is loaded by a waiter once its lease expires.
@@ -83,6 +96,7 @@ type Stats struct {
 	LeaseWaits    uint64 // Takes that waited for another instance's load
 	Invalidations uint64 // local copies dropped for another instance's write
 	StaleDrops    uint64 // local copies dropped after a lost connection
+	StaleHits     uint64 // answered with a copy past its deadline, the store unreachable (Options.StaleIfError)
 }
 
 // Cache is a local cache (L1) kept coherent with a shared Store (L2) and
@@ -103,16 +117,59 @@ type Cache[V any] struct {
 
 	flights sync.Map // string -> *flight[V]: Takes in flight on this instance
 
+	born time.Time // entry.fresh counts from here (monotonic clock)
+
 	l2Hits, misses, loads, leaseWaits, invalidations, staleDrops atomic.Uint64
+	staleHits, pastFresh                                         atomic.Uint64
 	closed                                                       atomic.Bool
 }
 
 // entry is a local copy: the value or a not-found placeholder, with the
-// store's revision it came from.
+// store's revision it came from. With Options.StaleIfError, fresh is when
+// it stops being served without asking the store (time since Cache.born);
+// the local cache keeps it StaleIfError longer.
 type entry[V any] struct {
 	v        V
 	rev      uint64
+	fresh    time.Duration
 	notFound bool
+}
+
+// local returns key's local copy if there is one the cache may serve
+// without asking the store.
+func (c *Cache[V]) local(key string) (entry[V], bool) {
+	e, ok := c.l1.Get(key)
+	if !ok || c.opts.StaleIfError == 0 || time.Since(c.born) < e.fresh {
+		return e, ok
+	}
+	c.pastFresh.Add(1) // counted by l1 as a hit, but the store is asked
+	return e, false
+}
+
+// stale returns key's local copy past its deadline when err says the store
+// cannot be reached and Options.StaleIfError allows it.
+func (c *Cache[V]) stale(key string, err error) (entry[V], bool) {
+	if c.opts.StaleIfError == 0 || !errors.Is(err, ErrUnavailable) {
+		return entry[V]{}, false
+	}
+	e, ok := c.l1.Peek(key)
+	if ok {
+		c.staleHits.Add(1)
+	}
+	return e, ok
+}
+
+// dropStale drops key's copy if it is past its deadline: the store said
+// the key is gone.
+func (c *Cache[V]) dropStale(key string) {
+	if c.opts.StaleIfError == 0 {
+		return
+	}
+	c.mu.Lock()
+	if e, ok := c.l1.Peek(key); ok && time.Since(c.born) >= e.fresh {
+		c.l1.Delete(key)
+	}
+	c.mu.Unlock()
 }
 
 // pending tracks the store reads and writes of one key in flight: floor is
@@ -135,7 +192,7 @@ func New[V any](ctx context.Context, store Store, opts Options[V]) (*Cache[V], e
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrOptions, err)
 	}
-	c := &Cache[V]{opts: opts, store: store, l1: l1, pending: map[string]*pending{}, live: true}
+	c := &Cache[V]{opts: opts, store: store, l1: l1, pending: map[string]*pending{}, live: true, born: time.Now()}
 	maxAge := time.Duration(float64(max(opts.TTL, opts.NotFoundTTL)) * (1 + opts.Jitter))
 	if err := store.bind(ctx, maxAge+time.Second, opts.LeaseTTL, c); err != nil {
 		l1.Close()
@@ -156,6 +213,8 @@ func (o *Options[V]) validate() error {
 		return fmt.Errorf("%w: Jitter %v outside [0, 1)", ErrOptions, o.Jitter)
 	case o.LeaseTTL != 0 && o.LeaseTTL < 100*time.Millisecond:
 		return fmt.Errorf("%w: LeaseTTL %v under 100ms", ErrOptions, o.LeaseTTL)
+	case o.StaleIfError < 0:
+		return fmt.Errorf("%w: StaleIfError %v is negative", ErrOptions, o.StaleIfError)
 	case o.LeaseWait < 0:
 		return fmt.Errorf("%w: LeaseWait %v is negative", ErrOptions, o.LeaseWait)
 	case (o.Marshal == nil) != (o.Unmarshal == nil):
@@ -197,10 +256,12 @@ func (c *Cache[V]) Close() error {
 // Get returns key's value: the local copy if there is one, otherwise the
 // store's (then kept locally). It returns ErrNotFound when the store has no
 // value or a not-found placeholder, and an error wrapping ErrUnavailable
-// when the key has no local copy and the store cannot be reached.
-// A hit on the local copy takes no lock and allocates nothing.
+// when the key has no local copy and the store cannot be reached (with
+// Options.StaleIfError, a copy past its deadline but within that bound is
+// returned instead). A hit on the local copy takes no lock and allocates
+// nothing.
 func (c *Cache[V]) Get(ctx context.Context, key string) (V, error) {
-	if e, ok := c.l1.Get(key); ok {
+	if e, ok := c.local(key); ok {
 		return e.value()
 	}
 	if c.closed.Load() {
@@ -209,6 +270,9 @@ func (c *Cache[V]) Get(ctx context.Context, key string) (V, error) {
 	}
 	e, found, err := c.fetch(ctx, key)
 	if err != nil {
+		if s, ok := c.stale(key, err); ok {
+			return s.value()
+		}
 		var zero V
 		return zero, err
 	}
@@ -293,6 +357,7 @@ func (c *Cache[V]) fetch(ctx context.Context, key string) (entry[V], bool, error
 		c.end(key, p, nil, time.Time{})
 		if err == nil {
 			c.misses.Add(1)
+			c.dropStale(key)
 		}
 		return entry[V]{}, false, err
 	}
@@ -304,6 +369,7 @@ func (c *Cache[V]) fetch(ctx context.Context, key string) (entry[V], bool, error
 	if !time.Now().Before(deadline) {
 		c.end(key, p, nil, time.Time{})
 		c.misses.Add(1)
+		c.dropStale(key)
 		return entry[V]{}, false, nil
 	}
 	e := entry[V]{rev: rev, notFound: kind == kindNotFound}
@@ -347,7 +413,8 @@ func (c *Cache[V]) end(key string, p *pending, e *entry[V], deadline time.Time) 
 		case had && cur.rev > e.rev:
 			// a newer copy is already here
 		case e.rev >= p.floor && p.epoch == c.epoch && c.live && ttl > 0:
-			c.l1.SetWithExpire(key, *e, ttl)
+			e.fresh = time.Since(c.born) + ttl
+			c.l1.SetWithExpire(key, *e, ttl+c.opts.StaleIfError)
 		case had:
 			c.l1.Delete(key)
 		}
@@ -408,13 +475,15 @@ var testHookResumed func()
 
 // Stats returns the counters.
 func (c *Cache[V]) Stats() Stats {
+	past := c.pastFresh.Load() // first: each is counted after its l1 hit
 	return Stats{
-		L1Hits:        c.l1.Stats().Hits,
+		L1Hits:        c.l1.Stats().Hits - min(past, c.l1.Stats().Hits),
 		L2Hits:        c.l2Hits.Load(),
 		Misses:        c.misses.Load(),
 		Loads:         c.loads.Load(),
 		LeaseWaits:    c.leaseWaits.Load(),
 		Invalidations: c.invalidations.Load(),
 		StaleDrops:    c.staleDrops.Load(),
+		StaleHits:     c.staleHits.Load(),
 	}
 }

@@ -40,11 +40,12 @@ func (c *Cache[V]) wakeFlight(key any, f any) bool {
 // instance share one call. An error from load is returned and nothing is
 // stored.
 //
-// With the store unreachable, Take returns the local copy if there is one,
+// With the store unreachable, Take returns the local copy if there is one
+// (with Options.StaleIfError, one past its deadline within that bound),
 // otherwise the result of load, which is not kept (an error wrapping
 // ErrUnavailable is never returned when load succeeds).
 func (c *Cache[V]) Take(ctx context.Context, key string, load func(context.Context) (V, error)) (V, error) {
-	if e, ok := c.l1.Get(key); ok {
+	if e, ok := c.local(key); ok {
 		return e.value()
 	}
 	if c.closed.Load() {
@@ -79,6 +80,9 @@ func (c *Cache[V]) take(ctx context.Context, key string, wake chan struct{}, loa
 	for {
 		e, found, err := c.fetch(ctx, key)
 		if err != nil {
+			if s, ok := c.stale(key, err); ok {
+				return s.value()
+			}
 			if errors.Is(err, ErrUnavailable) {
 				return c.loadAlone(ctx, key, load, false)
 			}
