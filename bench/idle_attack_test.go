@@ -108,6 +108,7 @@ type attackTarget struct {
 	url  string
 	stop func()
 	ln   *idletimeout.Listener // ttlkit only
+	rc   *reapClock            // ttlkit only
 }
 
 func startGoTarget(tb testing.TB, protect bool, dir string) *attackTarget {
@@ -126,7 +127,8 @@ func startGoTarget(tb testing.TB, protect bool, dir string) *attackTarget {
 			tb.Fatal(err)
 		}
 		srv.ConnState = idletimeout.ConnState
-		ln, t.ln = l, l
+		t.rc = newReapClock()
+		ln, t.ln = t.rc.listener(l), l
 	} else {
 		srv.ReadHeaderTimeout = 5 * time.Second
 		srv.IdleTimeout = 5 * time.Second
@@ -393,6 +395,15 @@ func BenchmarkSlowAttack(b *testing.B) {
 					b.ReportMetric(float64(st.ReapedReadRate), "reaped-rrate")
 					b.ReportMetric(float64(st.ReapedWriteRate), "reaped-wrate")
 					b.ReportMetric(float64(st.ReapedIdle+st.ReapedFirstByte), "reaped-idle")
+					p99, _ := t.rc.p99(0)
+					b.ReportMetric(p99, "srv-reap99-s")
+					if testing.Verbose() {
+						for r := idletimeout.ReasonIdle; r <= idletimeout.ReasonMaxAge; r++ {
+							if p, n := t.rc.p99(r); n > 0 {
+								fmt.Printf("%s: %d reaped for %v, p99 %.2fs after accept\n", b.Name(), n, r, p)
+							}
+						}
+					}
 				}
 			})
 		}

@@ -60,26 +60,35 @@ type Config struct {
 	// RateGrace: a client that trickles a request (slowloris, a slow body)
 	// or reads a response as slowly as it can (slow read). A read transfer
 	// begins with the first byte read after the connection last wrote, or
-	// last paused or resumed, and lasts, across pauses in the bytes, until
-	// it writes, pauses or resumes again: a request, for a protocol that
-	// answers each one. A write transfer lasts while the connection writes
-	// or has bytes queued to the peer (the kernel's send queue of a TCP or
-	// Unix socket on Linux; elsewhere while Writes move bytes), until the
-	// peer sends something, or the connection pauses or resumes. A
-	// connection moving nothing is left to the idle timeouts. The rate is
-	// judged when the connection's timer comes up, every RateGrace / 4, as
-	// the bytes of the whole transfer over its duration (measured from the
-	// first look that saw it, which favours the client by at most
-	// RateGrace / 4); a steady slow transfer is reaped at most RateGrace +
-	// RateGrace / 4 + 2 × Resolution after it began, one that took a burst
-	// first (a receive buffer's worth) once the burst no longer pays for
-	// it. On TCP (Linux) a write transfer's bytes are those the peer
-	// acknowledged, so a Write blocked on a slow reader counts only what
-	// it took; the peer acknowledges in steps of up to half its receive
-	// buffer, which is why the whole transfer, not a shorter window, is
-	// judged. Zero disables a rate, negative is an error. A stream that
-	// legitimately sends less without answers (a telemetry feed) needs a
-	// lower rate, or none. Bytes moved through SyscallConn are not counted.
+	// last paused or resumed, and lasts until it writes, pauses or resumes
+	// again: a request, for a protocol that answers each one. It is
+	// measured from its first byte to its last, so a client that sent its
+	// request and waits for the answer owes nothing; under ConnState a
+	// request head is owed in full, and silence inside it counts too. A
+	// write transfer lasts while the connection writes or has bytes
+	// queued to the peer (the kernel's send queue of a TCP or Unix socket
+	// on Linux; elsewhere while Writes move bytes), until the peer sends
+	// something, and is measured to now; while it runs, the connection is
+	// not idle (the write rate judges it). A connection moving nothing is
+	// left to the idle timeouts.
+	//
+	// The rate is the bytes of the whole transfer over its duration,
+	// counted from its first byte (within a Resolution; a read transfer
+	// that follows a Write by less than RateGrace / 4 counts from when
+	// the timer saw it, up to RateGrace / 4 later). The time a transfer
+	// becomes too slow is a deadline of the connection's timer: a
+	// transfer that keeps too slow is reaped at most RateGrace + 2 ×
+	// Resolution after its first byte (a request head, a write transfer),
+	// or on the tick after its first byte past that (a read transfer
+	// measured to its last byte); one that took a burst first (a receive
+	// buffer's worth) once the burst no longer pays for it. On TCP
+	// (Linux) a write transfer's bytes are those the peer acknowledged,
+	// so a Write blocked on a slow reader counts only what it took; the
+	// peer acknowledges in steps of up to half its receive buffer, which
+	// is why the whole transfer, not a shorter window, is judged. Zero
+	// disables a rate, negative is an error. A stream that legitimately
+	// sends less without answers (a telemetry feed) needs a lower rate, or
+	// none. Bytes moved through SyscallConn are not counted.
 	MinReadRate, MinWriteRate int
 
 	// RateGrace is how long a transfer may run before its rate is judged.

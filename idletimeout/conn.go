@@ -90,7 +90,13 @@ type Conn struct {
 	state          atomic.Uint32
 	reaped         atomic.Uint32 // Reason the Conn was closed for, or 0
 
-	rbytes, wbytes atomic.Uint64 // bytes read and written, when cfg.counts
+	// Bytes read and written, when counts, with transferBit set while no
+	// byte moved that way since the last transfer boundary; the first
+	// byte after one stores the activity clock in rfrom or wfrom.
+	rbytes, wbytes atomic.Uint64
+	rfrom, wfrom   atomic.Int64
+	counts         bool // cfg.counts, here to spare the hot path a load
+	awaitsHead     atomic.Bool
 
 	timer timingwheel.Timer[*Conn]
 
@@ -104,18 +110,19 @@ type Conn struct {
 }
 
 // read and wrote record n > 0 bytes moved: the stamp, and the count when a
-// limit needs it.
+// limit needs it (one atomic add; the first byte of a transfer also
+// records its time).
 func (c *Conn) read(n int) {
 	c.stamp(&c.rstamp)
-	if c.cfg.counts {
-		c.rbytes.Add(uint64(n))
+	if c.counts && c.rbytes.Add(uint64(n))&transferBit != 0 {
+		c.began(&c.rbytes, &c.rfrom)
 	}
 }
 
 func (c *Conn) wrote(n int) {
 	c.stamp(&c.wstamp)
-	if c.cfg.counts {
-		c.wbytes.Add(uint64(n))
+	if c.counts && c.wbytes.Add(uint64(n))&transferBit != 0 {
+		c.began(&c.wbytes, &c.wfrom)
 	}
 }
 
@@ -228,7 +235,7 @@ func (c *Conn) reap(v verdict) bool {
 			return false
 		}
 	case ReasonFirstByte:
-		if c.rbytes.Load() != 0 {
+		if c.rbytes.Load()&^transferBit != 0 {
 			return false
 		}
 	}
@@ -300,7 +307,11 @@ func (c *Conn) Touch() {
 // decided before Pause but not yet done is called off. Pause and Resume do
 // not nest; Pause on a paused Conn, or one no longer tracked (closed or
 // released), does nothing.
-func (c *Conn) Pause() { c.state.CompareAndSwap(stateTracked, statePaused) }
+func (c *Conn) Pause() {
+	if c.state.CompareAndSwap(stateTracked, statePaused) {
+		c.boundary()
+	}
+}
 
 // Resume ends a Pause, counting c as active now (see Touch), so every
 // timeout starts afresh; a Conn past its MaxAge is closed instead (the end
@@ -310,7 +321,9 @@ func (c *Conn) Resume() {
 	now := c.tr.since()
 	raise(&c.rstamp, now)
 	raise(&c.wstamp, now)
-	c.state.CompareAndSwap(statePaused, stateTracked)
+	if c.state.CompareAndSwap(statePaused, stateTracked) {
+		c.boundary()
+	}
 	c.closeAged(now)
 }
 

@@ -177,6 +177,8 @@ func ConnState(nc net.Conn, s http.ConnState) {
 		return
 	}
 	switch s {
+	case http.StateNew:
+		c.awaitsHead.Store(true)
 	case http.StateActive:
 		c.Pause()
 	case http.StateIdle:

@@ -2,14 +2,18 @@ package idletimeout
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"sync/atomic"
 	"time"
 )
 
 // The limits beyond idleness: a first-byte deadline, minimum transfer
 // rates and a maximum age. Read and Write only count bytes for them (one
-// atomic add, when any is set); everything else happens when the
-// connection's timer comes up, on the owner goroutine, in judge.
+// atomic add, when any is set; the first byte of a transfer also stores
+// the clock); everything else happens when the connection's timer comes
+// up, on the owner goroutine, in judge, and each limit's deadline is a
+// time the timer is set for.
 
 // shorter lowers minT to d.
 func (s *settings) shorter(d int64) {
@@ -57,57 +61,99 @@ func (s *settings) ageLimit(born int64) int64 {
 	return addSat(born, addSat(s.maxAge, rand.Int64N(s.maxAge/10+1)))
 }
 
-// window is what the owner remembers of one direction's transfer: when
-// it first saw it and the progress before it. The rate is judged over the
-// whole transfer, not a sliding window: a sender sees a slow reader's
-// progress only as the peer acknowledges, and a receiver opens its window
-// in steps of up to half its buffer (over 100 KiB every few seconds for a
-// reader taking 20 KB/s), so any shorter window would cut honest readers.
-// The price: a peer that took a burst at first (its receive buffer) gets
-// that burst / rate seconds of credit.
+// transferBit in rbytes or wbytes says that no byte moved that way since
+// the last transfer boundary: the wrap, a Pause or Resume, or (seen by
+// the owner) the other side moving. The Read or Write that moves the next
+// byte stores the activity clock in rfrom or wfrom, then clears the bit,
+// so a transfer is judged from its first byte, within a Resolution.
+const transferBit = 1 << 63
+
+// began records the first byte of a transfer: the clock, then the clear
+// bit, so an owner that sees the bit clear finds the time stored.
+func (c *Conn) began(count *atomic.Uint64, from *atomic.Int64) {
+	from.Store(c.tr.now.Load())
+	count.And(^uint64(transferBit))
+}
+
+// boundary ends both transfers: the next byte either way begins a new one.
+func (c *Conn) boundary() {
+	if c.counts {
+		c.rbytes.Or(transferBit)
+		c.wbytes.Or(transferBit)
+	}
+}
+
+// window is what the owner remembers of one direction's transfer: when it
+// began and the progress before it. The rate is judged over the whole
+// transfer, not a sliding window: a sender sees a slow reader's progress
+// only as the peer acknowledges, and a receiver opens its window in steps
+// of up to half its buffer (over 100 KiB every few seconds for a reader
+// taking 20 KB/s), so any shorter window would cut honest readers. The
+// price: a peer that took a burst at first (its receive buffer) gets that
+// burst / rate seconds of credit.
 type window struct {
 	start int64  // 0: no transfer running
 	base  uint64 // progress before it
 }
 
-// look reports whether the transfer, at progress p at nowNs, is slower
-// than rate bytes per second since it began, once it has lasted grace. It
-// starts the transfer (from the progress before, last) if none runs.
-func (w *window) look(nowNs int64, p, last uint64, rate, grace int64) bool {
-	if w.start == 0 {
-		*w = window{nowNs, last} // lenient: this look's bytes count as at its time
-		return false
+// transferStart returns when a transfer first seen at nowNs began: just
+// after the first byte recorded in from, when count's bit is clear and
+// that record is known to follow the last boundary (the other side did
+// not move since the last look, or moved before the record, at stamp
+// other); else nowNs: a transfer whose first byte went unrecorded counts
+// from the look that saw it, which is lenient.
+func (t *tracker) transferStart(count uint64, from *atomic.Int64, otherMoved bool, other, nowNs int64) int64 {
+	if count&transferBit != 0 {
+		return nowNs
 	}
-	return slow(rate, p-w.base, nowNs-w.start, grace)
+	f := from.Load()
+	if otherMoved && f <= other {
+		return nowNs
+	}
+	if b, ok := t.successorStored(f); ok {
+		return min(b, nowNs)
+	}
+	return nowNs
+}
+
+// due returns when a transfer that began at start and has moved n bytes
+// becomes slower than rate if it moves nothing more: after grace, once n
+// no longer pays for the time.
+func due(start int64, n uint64, rate, grace int64) int64 {
+	pays := mulSat(int64(min(n, math.MaxInt64/2)+1), int64(time.Second))
+	return addSat(start, max(grace, ceilDiv(pays, rate)))
 }
 
 // rateState is the owner's view of a connection's transfers, allocated
 // at the first look when a rate is set.
 type rateState struct {
 	rx, wx       window // the read and write transfers being judged
-	lastR, lastW uint64 // rbytes and the write progress at the last look
+	lastR, lastW uint64 // bytes read and the write progress at the last look
 	lastWs       int64  // wstamp at the last look
 	lastPaused   bool   // the state at the last look
 }
 
 // judge looks at the limits beyond idleness for c, in state paused or not,
 // at nowNs. It returns a verdict when one is broken (hard: close even a
-// paused connection, whatever its activity), and when to look again
-// (math.MaxInt64: never for these limits).
-func (t *tracker) judge(c *Conn, paused bool, nowNs int64) (v verdict, hard bool, next int64) {
+// paused connection, whatever its activity), when to look again
+// (math.MaxInt64: never for these limits), and whether bytes are queued
+// to the peer under a write rate (which then stands in for idleness on
+// the write side).
+func (t *tracker) judge(c *Conn, paused bool, nowNs int64) (v verdict, hard bool, next int64, sending bool) {
 	s := c.cfg
-	next = 1<<63 - 1
+	next = math.MaxInt64
 	ev := func(r Reason, d int64) verdict {
 		return verdict{Event: Event{Conn: c, Reason: r, Idle: time.Duration(d), Count: 1}}
 	}
 
-	rn := c.rbytes.Load()
+	rv := c.rbytes.Load()
+	rn := rv &^ transferBit
 	if s.firstByte > 0 && rn == 0 && !paused {
-		due := addSat(c.born, s.firstByte)
-		if due <= nowNs {
-			return ev(ReasonFirstByte, nowNs-c.born), false, 0
+		at := addSat(c.born, s.firstByte)
+		if at <= nowNs {
+			return ev(ReasonFirstByte, nowNs-c.born), false, 0, false
 		}
-		next = min(next, due)
+		next = min(next, at)
 	}
 
 	if s.rates() {
@@ -115,40 +161,78 @@ func (t *tracker) judge(c *Conn, paused bool, nowNs int64) (v verdict, hard bool
 			c.rs = &rateState{lastWs: c.born, lastPaused: paused} // as at the wrap: no byte yet
 		}
 		rs := c.rs
-		ws := c.wstamp.Load()
-		if paused != rs.lastPaused { // a request began or ended
-			rs.rx, rs.wx, rs.lastPaused = window{}, window{}, paused
-		}
+		rst, ws := c.rstamp.Load(), c.wstamp.Load()
 		read := rn != rs.lastR
-		if ws != rs.lastWs { // an answer ends a read transfer
-			rs.rx = window{}
+		if paused != rs.lastPaused { // a request began or ended (Pause and Resume set the bits)
+			rs.rx, rs.lastPaused = window{}, paused
 		}
-		if read {
-			rs.wx = window{} // the peer spoke: a write transfer ends
-			if rs.rx.look(nowNs, rn, rs.lastR, s.rate[0], s.grace) {
-				return ev(ReasonReadRate, nowNs-rs.rx.start), true, 0
+		wrote := ws != rs.lastWs
+		if wrote { // an answer ends the read transfer
+			rs.rx = window{}
+			if rv&transferBit == 0 && c.rfrom.Load() <= ws {
+				c.rbytes.Or(transferBit) // the next read begins a transfer
 			}
+		}
+		if read && rs.rx.start == 0 {
+			rs.rx = window{t.transferStart(rv, &c.rfrom, wrote, ws, nowNs), rs.lastR}
+		}
+		if rs.rx.start != 0 && s.rate[0] > 0 {
+			n := rn - rs.rx.base
+			// A request head under ConnState is owed in full: silence
+			// counts. Elsewhere the transfer is measured to its last
+			// byte, so a client waiting for an answer is never judged;
+			// past its due time, the next byte decides, looked at on
+			// every tick.
+			end := nowNs
+			if paused || !c.awaitsHead.Load() {
+				end = max(rst, rs.rx.start)
+			}
+			if slow(s.rate[0], n, end-rs.rx.start, s.grace) {
+				return ev(ReasonReadRate, end-rs.rx.start), true, 0, false
+			}
+			at := due(rs.rx.start, n, s.rate[0], s.grace)
+			if at <= nowNs {
+				at = nowNs + 1
+			}
+			next = min(next, at)
 		}
 		rs.lastR, rs.lastWs = rn, ws
 		if s.rate[1] > 0 {
+			wv := c.wbytes.Load()
+			if read { // the peer spoke: a write transfer ends
+				rs.wx = window{}
+				if wv&transferBit == 0 && c.wfrom.Load() <= rst {
+					c.wbytes.Or(transferBit) // the next write begins a transfer
+				}
+			}
 			// Progress is what the peer took: the bytes it acknowledged
 			// on TCP, where a Write's bytes sit in the kernel's queue
 			// until then; elsewhere what Writes returned.
 			wp, queued, ok := tcpProgress(c.inner)
 			if !ok {
-				wp = c.wbytes.Load()
+				wp = wv &^ transferBit
 				q, _ := sendQueued(c.inner)
 				queued = q > 0
 			}
-			if !queued && wp == rs.lastW {
-				rs.wx = window{} // nothing to send: no transfer
-			} else {
-				if rs.wx.look(nowNs, wp, rs.lastW, s.rate[1], s.grace) {
-					return ev(ReasonWriteRate, nowNs-rs.wx.start), true, 0
+			if !queued && wp == rs.lastW { // nothing to send: no transfer
+				rs.wx = window{}
+				if wv&transferBit == 0 {
+					c.wbytes.Or(transferBit)
 				}
+			} else {
+				if rs.wx.start == 0 {
+					rs.wx = window{t.transferStart(wv, &c.wfrom, read, rst, nowNs), rs.lastW}
+				}
+				n := wp - rs.wx.base
+				if slow(s.rate[1], n, nowNs-rs.wx.start, s.grace) {
+					return ev(ReasonWriteRate, nowNs-rs.wx.start), true, 0, false
+				}
+				next = min(next, due(rs.wx.start, n, s.rate[1], s.grace))
+				sending = queued
 			}
 			rs.lastW = wp
 		}
+		// Transfers that begin later are seen within RateGrace / 4.
 		next = min(next, nowNs+s.grace/4)
 	}
 
@@ -157,17 +241,17 @@ func (t *tracker) judge(c *Conn, paused bool, nowNs int64) (v verdict, hard bool
 		case nowNs < c.ageDue:
 			next = min(next, c.ageDue)
 		case !paused:
-			return ev(ReasonMaxAge, nowNs-c.born), false, 0
+			return ev(ReasonMaxAge, nowNs-c.born), false, 0, false
 		case s.maxAgeGrace > 0:
 			hardDue := addSat(c.ageDue, s.maxAgeGrace)
 			if hardDue <= nowNs {
-				return ev(ReasonMaxAge, nowNs-c.born), true, 0
+				return ev(ReasonMaxAge, nowNs-c.born), true, 0, false
 			}
 			next = min(next, hardDue)
 		}
 		// Paused past MaxAge without a hard end: Resume closes it.
 	}
-	return verdict{}, false, next
+	return verdict{}, false, next, sending
 }
 
 // slow reports whether n bytes in d ns fall below rate bytes per second,

@@ -133,3 +133,42 @@ func TestWriteRateIdleAfterResponseNotJudged(t *testing.T) {
 		t.Errorf("Stats %+v: a paused connection with nothing to send was judged", st)
 	}
 }
+
+// TestWriteRateResumedWithBytesQueuedNeverCut pins the honest downloads a
+// slow-read run of BenchmarkSlowAttack cut (11 of 50 in one run): net/http
+// resumes a connection (ConnState StateIdle) once its handler's last Write
+// returned, which on a socket with large buffers is long before the peer
+// has read the response. The bytes still queued are the same write
+// transfer, and the connection is not idle while the peer takes them: a
+// reader at 20 KB/s, five times the 4000 B/s minimum, whose kernel opens
+// its window in 64 KiB steps (loopback's MSS: every few seconds at that
+// pace) is never cut, neither for the write rate nor for the 2s idle
+// timeout, though no Write comes after the Resume.
+func TestWriteRateResumedWithBytesQueuedNeverCut(t *testing.T) {
+	cfg := writeRateConfig
+	cfg.IdleTimeout = 2 * time.Second
+	l := listenTCP(t, cfg)
+	server, client := tcpPair(t, l)
+	if _, _, ok := tcpProgress(server.inner); !ok {
+		t.Skip("tcp_info is not read on this platform")
+	}
+	server.inner.(*net.TCPConn).SetWriteBuffer(4 << 20) // the whole response fits
+	const size = 256 << 10
+	server.Pause() // a request is being handled
+	if _, err := server.Write(make([]byte, size)); err != nil {
+		t.Fatal(err)
+	}
+	// The handler returned; the timer looked at the paused transfer
+	// meanwhile, as it does when a handler runs longer than RateGrace / 4.
+	time.Sleep(writeRateConfig.RateGrace / 2)
+	server.Resume()
+	client.SetReadDeadline(time.Now().Add(30 * time.Second))
+	got, gap, err := pacedReadGap(io.LimitReader(client, 6*cfg.RateGrace.Nanoseconds()/int64(time.Second)*20<<10), 2<<10, 100*time.Millisecond)
+	if err != nil {
+		t.Fatalf("client read %d bytes, then %v (Stats %+v)", got, err, l.Stats())
+	}
+	if st := l.Stats(); st.Closed != 0 {
+		t.Errorf("Stats %+v: an honest reader of a queued response was cut", st)
+	}
+	t.Logf("read %d bytes, longest gap %v", got, gap)
+}

@@ -234,7 +234,7 @@ func (t *tracker) check(c *Conn, nowNs int64) time.Duration {
 	if st != stateTracked && st != statePaused {
 		return 0
 	}
-	v, hard, next := t.judge(c, st == statePaused, nowNs)
+	v, hard, next, sending := t.judge(c, st == statePaused, nowNs)
 	if v.Conn != nil {
 		v.hard = hard
 		t.queueReap(v)
@@ -249,6 +249,11 @@ func (t *tracker) check(c *Conn, nowNs int64) time.Duration {
 	rs, ws := c.rstamp.Load(), c.wstamp.Load()
 	bR := t.bound(&c.rd, rs, nowNs)
 	bW := t.bound(&c.wr, ws, nowNs)
+	if sending {
+		// Bytes queued to the peer are a write transfer, which the
+		// write rate judges: the connection is not idle meanwhile.
+		bW = max(bW, nowNs)
+	}
 	base := [numReasons]int64{ReasonIdle: max(bR, bW), ReasonRead: bR, ReasonWrite: bW}
 	var at [numReasons]int64
 	due := Reason(0)
@@ -366,8 +371,12 @@ func (t *tracker) track(inner net.Conn, s *settings) (*Conn, error) {
 	if t.stopped.Load() {
 		return nil, errStopped
 	}
-	c := &Conn{inner: inner, tr: t, cfg: s}
+	c := &Conn{inner: inner, tr: t, cfg: s, counts: s.counts}
 	c.timer.Value = c
+	if s.counts {
+		c.rbytes.Store(transferBit) // no byte yet either way
+		c.wbytes.Store(transferBit)
+	}
 	now := t.since()
 	c.born, c.ageDue = now, s.ageLimit(now)
 	c.rstamp.Store(now)

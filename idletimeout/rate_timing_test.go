@@ -1,0 +1,111 @@
+package idletimeout
+
+import (
+	"net/http"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// The instant a slow transfer is reaped, pinned in a synctest bubble. The
+// wheel ticks every tRes from the Listener's start (bubble time 0) and
+// publishes its clock on each tick. A transfer's first byte, read at t0,
+// is recorded with the clock then published, so the transfer counts from
+// the next tick (never before the byte, at most one tick after it); its
+// limit is a deadline of the connection's timer, which comes up on the
+// first tick at or after it.
+
+// headConfig: 100 B/s after a 2s grace; the idle timeout (5s) is longer
+// than any pause of the tricklers below.
+var headConfig = Config{IdleTimeout: 5 * time.Second, MinReadRate: 100, RateGrace: 2 * time.Second, Resolution: tRes}
+
+// TestReadRateHeadReapedAtDeadline: under ConnState a request head is
+// owed in full, so silence inside it counts. A slowloris (20 bytes, then
+// a header line every 1.5s, below the idle timeout) whose first byte comes
+// 30ms after a tick is reaped at exactly the tick after its first byte +
+// RateGrace: 2.07s after that byte, within the documented grace + 2 ×
+// Resolution, although each line restarts the idle timeout.
+func TestReadRateHeadReapedAtDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l, pl := newPipeServer(t, headConfig)
+		defer l.Close()
+		server, client := pair(t, l, pl)
+		ConnState(server, http.StateNew)
+		time.Sleep(30 * time.Millisecond)
+		first := time.Now()
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			if _, err := client.Write([]byte("GET / HTTP/1.1\r\nA: b\r\n")); err != nil {
+				return
+			}
+			for {
+				time.Sleep(1500 * time.Millisecond)
+				if _, err := client.Write([]byte("X-a: b\r\n")); err != nil {
+					return
+				}
+			}
+		}()
+		defer func() { client.Close(); <-done }()
+		r, took := reapedBy(t, server, first)
+		if want := headConfig.RateGrace + tRes - 30*time.Millisecond; r != ReasonReadRate || took != want {
+			t.Errorf("reaped for %v %v after the first byte, want read rate after exactly %v", r, took, want)
+		}
+	})
+}
+
+// TestReadRateTrickleReapedAtNextByte: without ConnState a transfer is
+// measured to its last byte (a client waiting for an answer owes
+// nothing), so a trickler (a byte every 400ms from 30ms after a tick) is
+// reaped on the tick after its first byte past RateGrace: bytes at 2.03s
+// (too soon: the transfer counts from the 0.1s tick, and the byte is
+// stamped 2.0s) and 2.43s (stamped 2.4s, 2.3s in: slow), so at 2.5s,
+// 2.47s after its first byte.
+func TestReadRateTrickleReapedAtNextByte(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l, pl := newPipeServer(t, headConfig)
+		defer l.Close()
+		server, client := pair(t, l, pl)
+		time.Sleep(30 * time.Millisecond)
+		first := time.Now()
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for {
+				if _, err := client.Write([]byte{'x'}); err != nil {
+					return
+				}
+				time.Sleep(400 * time.Millisecond)
+			}
+		}()
+		defer func() { client.Close(); <-done }()
+		r, took := reapedBy(t, server, first)
+		if want := 2470 * time.Millisecond; r != ReasonReadRate || took != want {
+			t.Errorf("reaped for %v %v after the first byte, want read rate after exactly %v", r, took, want)
+		}
+	})
+}
+
+// TestReadRateWaitingClientNeverJudged: without ConnState, a client that
+// sent a short request (20 bytes) and waits 10 × RateGrace for its answer
+// (a blocking command) is not judged: its transfer ended with its last
+// byte.
+func TestReadRateWaitingClientNeverJudged(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := headConfig
+		cfg.IdleTimeout = time.Minute
+		l, pl := newPipeServer(t, cfg)
+		defer l.Close()
+		server, client := pair(t, l, pl)
+		drain(server)
+		if _, err := client.Write([]byte("BLPOP queue 30\r\n\r\n\r\n")); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(10 * cfg.RateGrace)
+		synctest.Wait()
+		if st := l.Stats(); st.Closed != 0 {
+			t.Errorf("Stats %+v: a client waiting for its answer was judged", st)
+		}
+		client.Close()
+	})
+}
