@@ -781,7 +781,7 @@ func TestWheelTouchesEachTimerOncePerLevel(t *testing.T) {
 	}
 }
 
-// TestWheelDesignExample replays the worked example of doc/design.md
+// TestWheelDesignExample replays the worked example of doc/design/timingwheel.md
 // ("Levels: where a timer waits"): 8 base slots, coarse levels of 4.
 func TestWheelDesignExample(t *testing.T) {
 	h := newHarnessShape(t, 8, 2, 2, 3)
