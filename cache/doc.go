@@ -79,7 +79,7 @@
 // reads the clock once when it finds an entry. A Set of an existing key
 // takes one shard lock; a new key also queues one timer for the expiry
 // engine. About 118 bytes per entry besides the key and value (uint64 keys
-// and values, a million entries). How it works is in doc/design.md.
+// and values, a million entries). How it works is in doc/design/cache.md.
 //
 // # Guarantees
 //
@@ -136,7 +136,7 @@
 // most of the time. The shard looks at the counters only when it needs
 // room, under its lock, at the old end of its queues (as CLOCK does with
 // its mark), and adds them to the sketch then. The design and its
-// measurements are in doc/design.md.
+// measurements are in doc/design/cache.md.
 //
 // # Loading
 //

@@ -7,7 +7,7 @@ import (
 )
 
 // The eviction policy of a bounded shard is W-TinyLFU with CLOCK-style
-// recency (doc/design.md has the picture):
+// recency (doc/design/cache.md has the picture):
 //
 //   - Every new entry enters the window, a small queue in recency order.
 //   - An entry pushed out of the window is a candidate for the main

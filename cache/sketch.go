@@ -21,8 +21,8 @@ import "math/bits"
 //
 // Size. A sketch for n entries takes one word per entry (n rounded up to a
 // power of two, at least one block): 8 bytes an entry. A shard's sketch
-// is made when the shard first fills up and grows with the shard's
-// population, so a bounded cache that never fills pays nothing for it.
+// is made when the shard is first half full and grows with the shard's
+// population, so a bounded cache that stays small pays nothing for it.
 //
 // Guarded by the shard lock.
 type sketch struct {

@@ -11,7 +11,7 @@ type (
 	CacheOption func(cache *Cache)
 
 	// Cache is go-zero's collection.Cache over cache.Cache: an in-process
-	// LRU cache whose entries expire after a TTL, spread by ±5% as go-zero
+	// cache whose entries expire after a TTL, spread by ±5% as go-zero
 	// does. Unlike go-zero's, an entry is never returned after its TTL, a
 	// racing Del and Set never leave an entry that lives forever, and Close
 	// releases its goroutines. Safe for concurrent use.
@@ -43,9 +43,11 @@ func NewCache(expire time.Duration, opts ...CacheOption) (*Cache, error) {
 	return c, nil
 }
 
-// WithLimit bounds the cache to limit entries, evicting the least recently
-// used beyond it (see package cache for how exact that is). A limit <= 0
-// means no limit, as in go-zero.
+// WithLimit bounds the cache to limit entries. Beyond it the cache evicts
+// by W-TinyLFU, not by go-zero's strict LRU: a key used once does not
+// displace one used more often (see package cache, and doc/compat.md for
+// the test that pins the difference). A limit <= 0 means no limit, as in
+// go-zero.
 func WithLimit(limit int) CacheOption {
 	return func(c *Cache) {
 		if limit > 0 {

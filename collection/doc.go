@@ -23,5 +23,6 @@
 // TimingWheel, Cache and SafeMap are thin wrappers over this module's
 // timingwheel, cache and safemap packages and inherit their guarantees.
 // Keys and values are of type any here only because go-zero's API demands
-// it; new code should use those generic packages directly.
+// it; new code should use those generic packages directly. How the
+// wrappers map go-zero's API onto them is in doc/design/safemap-collection.md.
 package collection

@@ -37,7 +37,7 @@
 // compare-and-swap per Resolution), and one atomic add when a rate or
 // FirstByteTimeout is set; no lock, no clock read, no timer reset. An active connection costs about one timer operation per timeout
 // period and about 200 bytes. A Listener holds one goroutine, which sleeps
-// while no connection is open. How it works is in doc/design.md.
+// while no connection is open. How it works is in doc/design/idletimeout.md.
 //
 // # Guarantees
 //

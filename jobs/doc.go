@@ -33,7 +33,8 @@
 // pending job costs about 144 bytes and no goroutine or runtime timer. Due
 // attempts go to a bounded queue served by up to Options.Workers worker
 // goroutines, started on demand. The wheel's goroutine never runs a Func,
-// a hook or a callback (a custom Schedule's Next aside).
+// a hook or a callback (a custom Schedule's Next aside). How it works is in
+// doc/design/jobs.md.
 //
 // # Guarantees
 //

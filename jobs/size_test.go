@@ -5,7 +5,7 @@ import (
 	"unsafe"
 )
 
-// TestJobSize pins the size that the package doc and doc/design.md quote
+// TestJobSize pins the size that the package doc and doc/design/jobs.md quote
 // for a pending job on 64-bit platforms: 144 bytes, a size class of its
 // own, no padding.
 func TestJobSize(t *testing.T) {

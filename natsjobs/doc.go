@@ -101,5 +101,5 @@
 // on these calls.
 //
 // Jobs are identified by Queue and ID; IDs are subject tokens (no '.',
-// '*', '>' or spaces). Mechanism: see doc/design.md, "natsjobs".
+// '*', '>' or spaces). How it works is in doc/design/natsjobs.md.
 package natsjobs

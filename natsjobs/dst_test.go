@@ -102,7 +102,7 @@ func serverParseCron(pattern string, loc *time.Location, ts int64) (time.Time, e
 // v2.15.2, derived from robfig/cron) runs a fixed time twice when clocks
 // go back, where jobs/cron runs it once. If a server upgrade makes this
 // test fail, the server's rules changed: compare them with jobs/cron
-// again (doc/design.md, "Cron activations").
+// again (doc/design/natsjobs.md, "Cron activations").
 func TestServerCronRunsRepeatedFixedTimeTwice(t *testing.T) {
 	ny, err := time.LoadLocation("America/New_York")
 	if err != nil {

@@ -33,6 +33,10 @@ func drainUntil(t *testing.T, runs <-chan Run, last string) (map[string]int, map
 	}
 }
 
+// TestCancel cancels pending jobs and checks, through Stats, that their
+// messages are gone. Cancel purges each subject with an exact filter: after
+// a purge with a wildcard filter the server's pending count of the workers
+// consumer went stale, which this test caught.
 func TestCancel(t *testing.T) {
 	c := open(t, Config{})
 	ctx := context.Background()
@@ -247,6 +251,10 @@ func TestClosed(t *testing.T) {
 	}
 }
 
+// TestEnqueueBatch stores jobs in batches and reads them back through
+// Stats. Stats once counted the schedules with a separate consumer that
+// was never pulled from; its counts trailed bursts of writes, so it was
+// dropped for the work stream's own counts.
 func TestEnqueueBatch(t *testing.T) {
 	c := open(t, Config{})
 	ctx := context.Background()

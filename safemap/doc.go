@@ -24,7 +24,7 @@
 // Costs: one read or write lock per call, and a delete pays amortized O(1)
 // for the moves; no call moves more than 4 entries. Range costs about 60ns
 // per entry, against 20ns for a for-range over a built-in map. How it works
-// is in doc/design.md.
+// is in doc/design/safemap-collection.md.
 //
 // # Memory
 //

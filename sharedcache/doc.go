@@ -62,5 +62,6 @@
 //
 // A hit on a local copy is a ttlkit cache Get: no lock, no allocation.
 // A miss is one store round trip; a write is one round trip, plus one
-// small event to every instance.
+// small event to every instance. How it works is in
+// doc/design/sharedcache.md.
 package sharedcache

@@ -31,7 +31,7 @@
 // but typed and exact. [Scheduler] is the layer under it, for code that
 // embeds a [Timer] in its own entries: no key index, no allocation per
 // schedule (the cache and idletimeout packages use it). How both work is in
-// doc/design.md.
+// doc/design/timingwheel.md.
 //
 // # Choosing interval and numSlots
 //

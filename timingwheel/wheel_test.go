@@ -723,7 +723,9 @@ func runOps(t testing.TB, data []byte) {
 // level down, the last one fires it), whatever the delay and the other
 // traffic: here 2,000 timers due up to 2^24 ticks ahead and a timer
 // re-armed every 300 ticks, advanced in uneven steps one entry at a time.
-// Every timer fires exactly at its deadline.
+// Every timer fires exactly at its deadline. (Issue 11: before the levels,
+// a timer waiting many rotations was relinked whenever anything in its
+// slot fell due; 1M far timers cost 35 ms/s of CPU at 10 ms × 1024.)
 func TestWheelTouchesEachTimerOncePerLevel(t *testing.T) {
 	for _, numSlots := range []int{1024, 1000, 1} {
 		t.Run(fmt.Sprintf("slots=%d", numSlots), func(t *testing.T) {
@@ -781,7 +783,7 @@ func TestWheelTouchesEachTimerOncePerLevel(t *testing.T) {
 	}
 }
 
-// TestWheelDesignExample replays the worked example of doc/design.md
+// TestWheelDesignExample replays the worked example of doc/design/timingwheel.md
 // ("Levels: where a timer waits"): 8 base slots, coarse levels of 4.
 func TestWheelDesignExample(t *testing.T) {
 	h := newHarnessShape(t, 8, 2, 2, 3)

@@ -1,0 +1,112 @@
+package doccheck
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// maxDesignLines is the most lines a design page may have (issue 22 item
+// 4): a reader should hold a package's design after one page.
+const maxDesignLines = 250
+
+// pictureWithin is the line by which a design page's picture (its first
+// fenced block) must have opened.
+const pictureWithin = 30
+
+// designLink matches a relative link to a page of doc/design/.
+var designLink = regexp.MustCompile(`\]\(([a-z0-9-]+\.md)\)`)
+
+// TestDesignPages checks the pages of doc/design/: each is at most
+// maxDesignLines long, opens with a title and, within pictureWithin lines,
+// its picture (a fenced block), and has a "## Concepts" section (the
+// index, README.md, excepted: it lists the pages instead); and the index
+// links every page, so none is orphaned.
+func TestDesignPages(t *testing.T) {
+	dir := filepath.Join(root, "doc", "design")
+	pages, err := filepath.Glob(filepath.Join(dir, "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pages) < 2 {
+		t.Fatalf("found %d pages in %s: is the glob broken?", len(pages), dir)
+	}
+	index, err := os.ReadFile(filepath.Join(dir, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	linked := map[string]bool{}
+	for _, m := range designLink.FindAllStringSubmatch(string(index), -1) {
+		linked[m[1]] = true
+	}
+	for _, page := range pages {
+		name := filepath.Base(page)
+		text, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range designProblems(name, string(text)) {
+			t.Errorf("doc/design/%s: %s", name, p)
+		}
+		if name != "README.md" && !linked[name] {
+			t.Errorf("doc/design/README.md does not link %s", name)
+		}
+	}
+}
+
+// designProblems returns what breaks the rules of a design page in text.
+func designProblems(name, text string) []string {
+	var problems []string
+	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	if n := len(lines); n > maxDesignLines {
+		problems = append(problems, "has "+itoa(n)+" lines, want at most "+itoa(maxDesignLines))
+	}
+	if !strings.HasPrefix(lines[0], "# ") {
+		problems = append(problems, "does not open with a # title")
+	}
+	picture := -1
+	concepts := false
+	for i, l := range lines {
+		if picture < 0 && strings.HasPrefix(l, "```") {
+			picture = i + 1
+		}
+		if strings.HasPrefix(l, "## Concepts") {
+			concepts = true
+		}
+	}
+	if picture < 0 || picture > pictureWithin {
+		problems = append(problems, "has no picture (a fenced block) within its first "+itoa(pictureWithin)+" lines")
+	}
+	if !concepts && name != "README.md" {
+		problems = append(problems, `has no "## Concepts" section`)
+	}
+	return problems
+}
+
+// TestDesignProblemsFindsEachRule pins that each rule of designProblems
+// can fail.
+func TestDesignProblemsFindsEachRule(t *testing.T) {
+	good := "# p\n\n```\npicture\n```\n\n## Concepts\n\n- a\n"
+	if got := designProblems("p.md", good); len(got) != 0 {
+		t.Errorf("a good page: %q, want no problem", got)
+	}
+	cases := []struct {
+		name, text string
+	}{
+		{"no title", strings.TrimPrefix(good, "# p\n")},
+		{"no picture", strings.ReplaceAll(good, "```", "")},
+		{"late picture", strings.Replace(good, "\n\n```", strings.Repeat("\n", pictureWithin)+"```", 1)},
+		{"no concepts", strings.ReplaceAll(good, "## Concepts", "## Words")},
+		{"too long", good + strings.Repeat("line\n", maxDesignLines)},
+	}
+	for _, c := range cases {
+		if got := designProblems("p.md", c.text); len(got) != 1 {
+			t.Errorf("%s: %q, want one problem", c.name, got)
+		}
+	}
+	if got := designProblems("README.md", strings.ReplaceAll(good, "## Concepts", "## Pages")); len(got) != 0 {
+		t.Errorf("the index without concepts: %q, want no problem", got)
+	}
+}
