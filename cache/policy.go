@@ -117,13 +117,17 @@ func (s *shard[K, V]) foldLocked(n *node[K, V]) bool {
 // full with a new entry of weight w, sized for the entries it holds (its
 // Limit without a Weigher), so that an empty or small bounded cache pays
 // nothing for it.
+//
+// Without a Weigher it is sized once, for the Limit: counting the entry
+// about to come in (and go out again: the shard is full) as one more
+// would double it a second time, as it did, to 16 bytes per entry.
 func (s *shard[K, V]) growSketchLocked(w int64) {
-	n := s.tab.Len() + 1
+	n := int(s.limit)
+	if s.weighed {
+		n = s.tab.Len() + 1
+	}
 	if 2*(s.total()+w) < s.limit || n <= s.sk.cap {
 		return
-	}
-	if !s.weighed {
-		n = int(s.limit)
 	}
 	s.sk.init(max(n, 2*s.sk.cap))
 }

@@ -35,8 +35,8 @@
 // array once.
 //
 // The array is rebuilt, and published with one atomic store, when live
-// entries plus deletion marks would exceed 7/8 of the slots (growing if the
-// live entries alone need it) and when live entries fall below 1/8 of a
+// entries plus deletion marks would exceed 7/8 of the slots (doubling if
+// the live entries alone fill more than 3/4) and when live entries fall below 1/8 of a
 // table larger than its floor (shrinking), so memory follows the
 // population down as well as up. A rebuild is O(slots) under the caller's
 // lock; lookups go on meanwhile in the old array, which is never written
@@ -302,12 +302,28 @@ func (t *Table[K, E]) Put(e *E, h uint64) (old *E) {
 		return old
 	}
 	if grp == nil || (t.live+t.dead+1)*8 > len(a.groups)*groupSize*7 {
-		t.rebuild(groupsFor(2 * (t.live + 1)))
+		t.rebuild(grownGroups(len(a.groups), t.live+1))
 		a = t.arr.Load()
 		grp, i, _ = t.find(a, key, h)
 	}
 	t.insert(grp, i, e, h)
 	return nil
+}
+
+// grownGroups returns the size of the array that replaces a full one of n
+// groups, once it holds live entries: twice the size if the live entries
+// alone fill more than 3/4 of the slots (a growth then leaves the table
+// between 3/8 and 7/16 full), otherwise the same size, which only clears
+// the deletion marks: at least 1/8 of the slots are then free, so churn at
+// a steady population rebuilds at most once per n*groupSize/8 writes and
+// never grows the table. (Sizing for twice the entries with groupsFor
+// landed just past a power of two and quadrupled the array: a table of
+// 105k entries was a quarter full.)
+func grownGroups(n, live int) int {
+	if live*4 > n*groupSize*3 {
+		return 2 * n
+	}
+	return n
 }
 
 // insert fills the free slot i of grp: the pointer first, then the tag, so

@@ -232,6 +232,23 @@ func TestGrowsAndShrinks(t *testing.T) {
 	}
 }
 
+// TestGrowthDoubles: a growth sized the new array for twice the entries
+// with groupsFor, which landed just past a power of two and quadrupled it,
+// so a cache of 105k entries kept its index a quarter full (40 bytes of
+// index per entry instead of about 15). Inserting only, the table must be
+// more than 3/8 full once it has outgrown its first group.
+func TestGrowthDoubles(t *testing.T) {
+	tb := New[string, entry](keyOf, 0)
+	for i := range 20_000 {
+		k := fmt.Sprint(i)
+		tb.Put(&entry{key: k}, tb.Hash(k))
+		if n, slots := tb.Len(), tb.Slots(); slots > groupSize && n*8 <= slots*3 {
+			t.Fatalf("%d entries in %d slots, want fewer than %d slots", n, slots, n*8/3+1)
+		}
+	}
+	checkInvariants(t, tb)
+}
+
 func TestFloorFromHint(t *testing.T) {
 	tb := New[string, entry](keyOf, 1000)
 	floor := tb.Slots()
