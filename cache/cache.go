@@ -542,13 +542,13 @@ func (c *cache[K, V]) reportPanic(p timingwheel.Panic) {
 // Len returns the number of entries held. It may count entries whose
 // deadline has passed but which the expiry engine has not reclaimed yet
 // (at most one Resolution late, plus backlog); Get never returns those.
-// O(shards). After Close it returns 0.
+// It takes no lock, so it never waits for writers or for the expiry
+// engine: each shard's count is read atomically, and while writes go on
+// the sum is not a single snapshot. O(shards). After Close it returns 0.
 func (c *Cache[K, V]) Len() int {
 	total := 0
 	for s := range c.c.made() {
-		s.mu.Lock()
 		total += s.tab.Len()
-		s.mu.Unlock()
 	}
 	return total
 }

@@ -643,3 +643,29 @@ func TestString(t *testing.T) {
 		t.Errorf("String() = %q, want %q", got, "cache users")
 	}
 }
+
+// TestLenTakesNoLock pins that Len never waits for a shard lock: a caller
+// that polls Len (a metrics scrape) must not queue behind the expiry engine
+// or a writer, nor hold up the writers queued behind it.
+func TestLenTakesNoLock(t *testing.T) {
+	c := newCache(t, Options[int, int]{TTL: time.Hour})
+	for i := range 100 {
+		c.Set(i, i)
+	}
+	for s := range c.c.made() {
+		s.mu.Lock()
+	}
+	got := make(chan int, 1)
+	go func() { got <- c.Len() }()
+	select {
+	case n := <-got:
+		if n != 100 {
+			t.Errorf("Len = %d, want 100", n)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("Len waited for a shard lock")
+	}
+	for s := range c.c.made() {
+		s.mu.Unlock()
+	}
+}

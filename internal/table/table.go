@@ -92,8 +92,11 @@ type Table[K comparable, E any] struct {
 	seed  maphash.Seed
 	_     [cacheLine]byte
 
+	// live is the number of entries present: written by the writer only,
+	// read by Len from any goroutine.
+	live atomic.Int64
+
 	// Writer only.
-	live  int // entries present
 	dead  int // slots marked deleted
 	floor int // groups the table never shrinks below
 }
@@ -116,7 +119,8 @@ func (t *Table[K, E]) Init(keyOf func(*E) K, hint int) {
 	t.seed = maphash.MakeSeed()
 	t.floor = groupsFor(hint)
 	t.arr.Store(newArray[E](t.floor))
-	t.live, t.dead = 0, 0
+	t.live.Store(0)
+	t.dead = 0
 }
 
 // groupsFor returns the power-of-two number of groups that holds n
@@ -158,8 +162,10 @@ func (t *Table[K, E]) InitSeed(keyOf func(*E) K, hint int, seed maphash.Seed) {
 // the bits that spread them within the shard's table.
 func Shard(h uint64, n int) int { return int(h>>32) & (n - 1) }
 
-// Len returns the number of entries. Writer only.
-func (t *Table[K, E]) Len() int { return t.live }
+// Len returns the number of entries. It takes no lock and may be called
+// from any goroutine: during a write it returns the count before or after
+// the write. O(1).
+func (t *Table[K, E]) Len() int { return int(t.live.Load()) }
 
 // tagOf is the byte stored for a full slot: the hash's top seven bits.
 func tagOf(h uint64) uint64 { return tagFull | h>>57 }
@@ -260,7 +266,7 @@ func (t *Table[K, E]) Find(key K, h uint64) (*E, Pos[E]) {
 // Insert adds e, whose key Find just reported absent at pos, with no write
 // in between. h must be t.Hash(t.keyOf(e)). Writer only.
 func (t *Table[K, E]) Insert(pos Pos[E], e *E, h uint64) {
-	if pos.grp == nil || (t.live+t.dead+1)*8 > len(t.arr.Load().groups)*groupSize*7 {
+	if pos.grp == nil || (t.Len()+t.dead+1)*8 > len(t.arr.Load().groups)*groupSize*7 {
 		t.Put(e, h)
 		return
 	}
@@ -301,8 +307,8 @@ func (t *Table[K, E]) Put(e *E, h uint64) (old *E) {
 		grp.slots[i].Store(e)
 		return old
 	}
-	if grp == nil || (t.live+t.dead+1)*8 > len(a.groups)*groupSize*7 {
-		t.rebuild(grownGroups(len(a.groups), t.live+1))
+	if grp == nil || (t.Len()+t.dead+1)*8 > len(a.groups)*groupSize*7 {
+		t.rebuild(grownGroups(len(a.groups), t.Len()+1))
 		a = t.arr.Load()
 		grp, i, _ = t.find(a, key, h)
 	}
@@ -336,7 +342,7 @@ func (t *Table[K, E]) insert(grp *group[E], i int, e *E, h uint64) {
 	}
 	grp.slots[i].Store(e)
 	grp.tags.Store(tags&^(0xff<<shift) | tagOf(h)<<shift)
-	t.live++
+	t.live.Add(1)
 }
 
 // Delete removes and returns the entry with key, or nil. Writer only.
@@ -379,12 +385,12 @@ func (t *Table[K, E]) clearSlot(grp *group[E], i int) {
 	}
 	grp.tags.Store(tags&^(0xff<<shift) | mark<<shift)
 	grp.slots[i].Store(nil)
-	t.live--
+	t.live.Add(-1)
 }
 
 func (t *Table[K, E]) maybeShrink(a *array[E]) {
-	if n := len(a.groups); n > t.floor && t.live*8 < n*groupSize {
-		t.rebuild(max(groupsFor(2*t.live), t.floor))
+	if n := len(a.groups); n > t.floor && t.Len()*8 < n*groupSize {
+		t.rebuild(max(groupsFor(2*t.Len()), t.floor))
 	}
 }
 
@@ -441,7 +447,8 @@ func (t *Table[K, E]) All(f func(*E) bool) {
 // only.
 func (t *Table[K, E]) Clear() {
 	t.arr.Store(newArray[E](t.floor))
-	t.live, t.dead = 0, 0
+	t.live.Store(0)
+	t.dead = 0
 }
 
 // Slots returns the number of slots, for tests and memory accounting.

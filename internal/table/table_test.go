@@ -61,8 +61,8 @@ func checkInvariants(t *testing.T, tb *Table[string, entry]) {
 			}
 		}
 	}
-	if live != tb.live || dead != tb.dead {
-		t.Fatalf("counted live %d dead %d, table says %d %d", live, dead, tb.live, tb.dead)
+	if live != tb.Len() || dead != tb.dead {
+		t.Fatalf("counted live %d dead %d, table says %d %d", live, dead, tb.Len(), tb.dead)
 	}
 	if (live+dead)*8 > len(a.groups)*groupSize*7 {
 		t.Fatalf("load (%d live + %d dead) over 7/8 of %d slots", live, dead, len(a.groups)*groupSize)
@@ -294,7 +294,9 @@ func TestChurnKeepsLoadBounded(t *testing.T) {
 
 // TestConcurrentReadersNeverMissStableKeys runs lookups of keys that are
 // never removed while a writer churns other keys through growth, deletion
-// marks and shrinking: a present key must never be missed.
+// marks and shrinking: a present key must never be missed, and Len, read
+// without the writer's lock, stays between the stable keys and the most a
+// round adds.
 func TestConcurrentReadersNeverMissStableKeys(t *testing.T) {
 	tb := New[string, entry](keyOf, 0)
 	var mu sync.Mutex
@@ -305,13 +307,18 @@ func TestConcurrentReadersNeverMissStableKeys(t *testing.T) {
 	}
 	var stop atomic.Bool
 	var wg sync.WaitGroup
-	var misses atomic.Int64
+	var misses, badLens atomic.Int64
+	const maxChurn = 1 + 6*300 // the most keys a round adds
 	for r := range 2 {
 		wg.Go(func() {
 			for i := r; !stop.Load(); i++ {
 				k := fmt.Sprint("s", i%stable)
 				if e := tb.Get(k, tb.Hash(k)); e == nil || e.val != i%stable {
 					misses.Add(1)
+				}
+				// Len is read without the writer's lock, mid-write.
+				if n := tb.Len(); n < stable || n > stable+maxChurn {
+					badLens.Add(1)
 				}
 			}
 		})
@@ -337,6 +344,9 @@ func TestConcurrentReadersNeverMissStableKeys(t *testing.T) {
 	wg.Wait()
 	if got := misses.Load(); got != 0 {
 		t.Fatalf("readers missed a stable key %d times, want 0", got)
+	}
+	if got := badLens.Load(); got != 0 {
+		t.Fatalf("Len outside [%d, %d] %d times, want 0", stable, stable+maxChurn, got)
 	}
 	checkInvariants(t, tb)
 }
