@@ -22,7 +22,8 @@
 // Each constructor's documentation lists its series. A counter
 // restarts from zero when its object is recreated; rate() handles that.
 //
-// Package natsprom, in this module, exports the counts of natsjobs queues.
+// Package natsprom, in this module, exports the counts of natsjobs queues;
+// package sharedprom the counters of sharedcache caches.
 //
 // examples/metrics is a runnable service with all four on one /metrics
 // endpoint.

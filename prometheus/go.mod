@@ -17,6 +17,7 @@ require (
 	github.com/nats-io/nats.go v1.55.0 // indirect
 	github.com/nats-io/nkeys v0.4.16 // indirect
 	github.com/nats-io/nuid v1.0.1 // indirect
+	github.com/redis/rueidis v1.0.79 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/time v0.16.0 // indirect
 )
@@ -30,8 +31,11 @@ require (
 	github.com/prometheus/common v0.72.0
 	github.com/prometheus/procfs v0.22.0 // indirect
 	github.com/ttlkit/ttlkit/natsjobs v0.0.0-00010101000000-000000000000
+	github.com/ttlkit/ttlkit/sharedcache v0.0.0-00010101000000-000000000000
 	golang.org/x/sys v0.49.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
 
 replace github.com/ttlkit/ttlkit/natsjobs => ../natsjobs
+
+replace github.com/ttlkit/ttlkit/sharedcache => ../sharedcache

@@ -91,7 +91,7 @@ type Options[V any] struct {
 type Stats struct {
 	L1Hits        uint64 // Get and Take answered from the local copy
 	L2Hits        uint64 // answered from the store (a placeholder included)
-	Misses        uint64 // the store had no value
+	Misses        uint64 // store reads that found no value (a Take that loads reads twice: before and under its lease)
 	Loads         uint64 // loader calls on this instance
 	LeaseWaits    uint64 // Takes that waited for another instance's load
 	Invalidations uint64 // local copies dropped for another instance's write
