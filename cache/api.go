@@ -115,7 +115,7 @@ func (c *cache[K, V]) clear() {
 		c.neg.clear()
 	}
 	var events []Event[K, V]
-	var retired []*expiry[K, V]
+	var removed []*node[K, V]
 	for s := range c.made() {
 		now := c.now()
 		s.mu.Lock()
@@ -123,13 +123,13 @@ func (c *cache[K, V]) clear() {
 			s.mu.Unlock()
 			return
 		}
-		events, retired = s.clearLocked(now, c.onEvict != nil, events[:0], retired[:0])
+		events, removed = s.clearLocked(now, c.onEvict != nil, events[:0], removed[:0])
 		s.mu.Unlock()
-		for _, e := range retired {
+		for _, n := range removed {
 			// An error means the cache was closed meanwhile: nothing to do.
-			_ = c.sched.Cancel(&e.timer)
+			_ = c.sched.Cancel(&n.timer)
 		}
-		clear(retired)
+		clear(removed)
 		for _, ev := range events {
 			c.evict(ev)
 		}

@@ -87,20 +87,18 @@ func TestArmRaces(t *testing.T) {
 	}
 }
 
-// TestEvictionHandsOverArmedTimer: an insertion that evicts hands the
-// victim's timer to the new entry. If the new deadline is no earlier than
-// the victim's, the timer already fires in time: no wheel command is sent,
-// and the expiry callback re-arms it for the remainder. An earlier deadline
-// is scheduled. Either way the new entry expires on its own deadline.
-func TestEvictionHandsOverArmedTimer(t *testing.T) {
+// TestEvictionArmsTheNewTimer: an insertion that evicts cancels the
+// victim's timer and arms the new entry's own, whatever the two deadlines:
+// the new entry expires on its own deadline, and the wheel is left with
+// no timer of the victim's.
+func TestEvictionArmsTheNewTimer(t *testing.T) {
 	tests := []struct {
 		name          string
 		victim, entry time.Duration // TTLs
-		schedules     int32         // wheel commands for both insertions
 	}{
-		{"later deadline: no command", time.Second, 10 * time.Second, 1},
-		{"same deadline: no command", time.Second, time.Second, 1},
-		{"earlier deadline: scheduled", 10 * time.Second, time.Second, 2},
+		{"later deadline", time.Second, 10 * time.Second},
+		{"same deadline", time.Second, time.Second},
+		{"earlier deadline", 10 * time.Second, time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -111,11 +109,15 @@ func TestEvictionHandsOverArmedTimer(t *testing.T) {
 				c.c.beforeArm = func() { schedules.Add(1) }
 				c.SetWithExpire("victim", 1, tt.victim)
 				c.SetWithExpire("entry", 2, tt.entry)
-				if got := schedules.Load(); got != tt.schedules {
-					t.Errorf("%d Schedules for the two insertions, want %d", got, tt.schedules)
+				if got := schedules.Load(); got != 2 {
+					t.Errorf("%d Schedules for the two insertions, want 2", got)
 				}
 				if _, ok := c.Get("victim"); ok {
 					t.Fatal("victim still cached after the eviction")
+				}
+				synctest.Wait()
+				if got := c.c.sched.Len(); got != 1 {
+					t.Errorf("wheel holds %d timers after the eviction, want 1 (the entry's)", got)
 				}
 				time.Sleep(tt.entry - time.Millisecond)
 				if v, ok := c.Get("entry"); !ok || v != 2 {

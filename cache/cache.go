@@ -66,9 +66,9 @@ type cache[K comparable, V any] struct {
 	name   string
 	res    time.Duration // wheel interval
 
-	origin  time.Time // deadlines are nanoseconds since origin
-	sched   *timingwheel.Scheduler[*expiry[K, V]]
-	notify  *notifier[K, V] // nil without OnEvict
+	origin  time.Time                 // deadlines are nanoseconds since origin
+	sched   *timingwheel.Scheduler[K] // its Timers are nodes' (see nodeOf)
+	notify  *notifier[K, V]           // nil without OnEvict
 	onEvict func(Event[K, V])
 	onPanic func(Panic[K, V])
 
@@ -339,10 +339,9 @@ func (c *cache[K, V]) lookup(key K, h uint64, mark bool) (v V, left time.Duratio
 // into a full cache evicts one entry first.
 //
 // A new key, or a deadline earlier than the one it replaces, queues one
-// command for the expiry engine after the shard lock is released. An
-// eviction hands the victim's timer over to the new entry, and then needs
-// no command unless the new deadline is earlier than the victim's; a later
-// deadline for an existing key is only recorded in the entry. Overwriting
+// command for the expiry engine after the shard lock is released, and an
+// eviction one more (the victim's timer is cancelled); a later deadline
+// for an existing key is only recorded in the entry. Overwriting
 // an existing key allocates a box for the new value, so that lock-free
 // readers of the old one never see it change. After Close, Set does
 // nothing.
@@ -420,8 +419,8 @@ func (c *cache[K, V]) finish(p *pending[K, V]) {
 		// An error means the cache was closed meanwhile: nothing to do.
 		_ = c.sched.Cancel(&p.cancel.timer)
 	}
-	for _, e := range p.cancels {
-		_ = c.sched.Cancel(&e.timer)
+	for _, n := range p.cancels {
+		_ = c.sched.Cancel(&n.timer)
 	}
 	if p.event.Reason != 0 && c.onEvict != nil {
 		c.evict(p.event)
@@ -434,36 +433,35 @@ func (c *cache[K, V]) finish(p *pending[K, V]) {
 	}
 }
 
-// arm sends the Schedule command that makes the wheel fire e by its
+// arm sends the Schedule command that makes the wheel fire n by its
 // deadline (nanoseconds since origin), decided under the shard lock. The
 // command carries the deadline itself, so arming reads no clock.
 //
 // The wheel's Schedule moves a timer later as well as earlier, and the
 // last Schedule applied wins; commands from different goroutines race, so
-// a stale one (decided earlier, for a later deadline, or for the node the
-// expiry timed before a handover) could arrive last and postpone
-// reclamation. Hence the recheck: once its send has returned, the sender
-// reads the expiry's current node and its deadline. A writer whose stores
-// it does not see sent its own command after this one (it stores before it
-// sends), so that command is the later one; a writer whose stores it does
-// see gets a follow-up Schedule for its earlier deadline from here, or, if
-// the expiry was retired, a Cancel queued behind this Schedule. A later
-// deadline needs no command: the fire callback re-arms for the remainder.
-// Races thus cost a duplicate command, never a timer.
-func (c *cache[K, V]) arm(e *expiry[K, V], deadline int64) {
+// a stale one (decided earlier, for a later deadline) could arrive last
+// and postpone reclamation. Hence the recheck: once its send has returned,
+// the sender reads the node's stamp. A writer whose stores it does not see
+// sent its own command after this one (it stores before it sends), so
+// that command is the later one; a writer whose stores it does see gets a
+// follow-up Schedule for its earlier deadline from here, or, if the node
+// died, a Cancel queued behind this Schedule. A later deadline needs no
+// command: the fire callback re-arms for the remainder. Races thus cost a
+// duplicate command, never a timer.
+func (c *cache[K, V]) arm(n *node[K, V], deadline int64) {
 	for {
 		if c.beforeArm != nil {
 			c.beforeArm()
 		}
-		if c.sched.ScheduleAt(&e.timer, c.origin.Add(time.Duration(deadline))) != nil {
+		if c.sched.ScheduleAt(&n.timer, c.origin.Add(time.Duration(deadline))) != nil {
 			return // closed
 		}
-		n := e.n.Load()
-		if n == nil {
-			_ = c.sched.Cancel(&e.timer)
+		st := n.stamp.Load()
+		if st&deadBit != 0 {
+			_ = c.sched.Cancel(&n.timer)
 			return
 		}
-		if d := n.deadline(); d < deadline {
+		if d := st >> stampShift; d < deadline {
 			deadline = d
 			continue
 		}
@@ -496,41 +494,35 @@ func (c *cache[K, V]) delete(key K) {
 	}
 }
 
-// fire is the expiry callback, run by the wheel's owner goroutine for an
-// expiry whose timer fell due. It is authoritative: under the shard lock it
-// removes the expiry's current node only if its deadline (which writers
-// may have pushed later, or replaced by a handover) has passed; otherwise
-// it returns the time left, which re-arms the timer without a trip through
-// the channel.
-func (c *cache[K, V]) fire(t *timingwheel.Timer[*expiry[K, V]], now time.Time) time.Duration {
-	e := t.Value
-	at := int64(now.Sub(c.origin))
-	s := e.s // an expiry never leaves its shard
-	for {
-		n := e.n.Load()
-		if n == nil {
-			return 0 // retired: deleted, or closed
-		}
-		h := c.hash(n.key) // the key never changes; its slot in s.tab
-		s.mu.Lock()
-		if e.n.Load() != n {
-			// Handed over to another node of the shard, or retired
-			// meanwhile: look again.
-			s.mu.Unlock()
-			continue
-		}
-		if d := n.deadline(); d > at {
-			s.mu.Unlock()
-			return time.Duration(d - at)
-		}
-		k := n.key
-		v, _ := s.removeLocked(n, h, Expired)
+// fire is the expiry callback, run by the wheel's owner goroutine for a
+// node whose timer fell due. It is authoritative: under the shard lock it
+// removes the node only if it is still in the cache and its deadline
+// (which writers may have pushed later) has passed; otherwise it returns
+// the time left, which re-arms the timer without a trip through the
+// channel.
+func (c *cache[K, V]) fire(t *timingwheel.Timer[K], now time.Time) time.Duration {
+	n := nodeOf[K, V](t)
+	k := t.Value // the key never changes
+	h := c.hash(k)
+	s := c.shardAt(h) // made before n was
+	s.mu.Lock()
+	if !n.live() {
+		// Removed (deleted, evicted, cleared, closed) after its timer fell
+		// due, or a Schedule that arrived after its Cancel: it never
+		// comes back.
 		s.mu.Unlock()
-		if c.notify != nil {
-			c.notify.push(Event[K, V]{Key: k, Value: v, Reason: Expired})
-		}
 		return 0
 	}
+	if left := n.deadline() - int64(now.Sub(c.origin)); left > 0 {
+		s.mu.Unlock()
+		return time.Duration(left)
+	}
+	v := s.removeLocked(n, h, Expired)
+	s.mu.Unlock()
+	if c.notify != nil {
+		c.notify.push(Event[K, V]{Key: k, Value: v, Reason: Expired})
+	}
+	return 0
 }
 
 func (c *cache[K, V]) reportPanic(p timingwheel.Panic) {

@@ -623,8 +623,8 @@ func TestHotPathsDoNotAllocate(t *testing.T) {
 	if n := testing.AllocsPerRun(1000, func() { c.Set(1, 2) }); n != 1 {
 		t.Errorf("Set overwrite: %v allocs, want 1 (the value box)", n)
 	}
-	// Insertion into a full cache: the new node, nothing else (the victim's
-	// expiry times the new node).
+	// Insertion into a full cache: the new node, nothing else (its timer
+	// is part of it; the victim's is cancelled).
 	full := newCache(t, Options[int, int]{TTL: time.Hour, Limit: 64})
 	k := 0
 	if n := testing.AllocsPerRun(1000, func() { k++; full.Set(k, k) }); n != 1 {

@@ -10,13 +10,13 @@ import (
 // queue's links are consistent, every node records the queue it is in, the
 // queues' weights add up to what the shard counts (entries, without a
 // Weigher), an unbounded shard uses the window only, every live node has a
-// value, no dead bit and an expiry that points back at it, the table's size
+// value and no dead bit, the table's size
 // follows its population (no more than eight slots per entry above its
 // floor, so memory comes back after mass expiry), the shard respects its
 // limit, and the limits add up to the cache's. With quiet set (every
 // goroutine that uses the cache is blocked, as after synctest.Wait) it also
-// checks the expiry engine: every live node's expiry is scheduled and no
-// retired expiry is (the wheel holds exactly one timer per live node), and
+// checks the expiry engine: the wheel holds exactly one timer per live
+// node (every live node's is scheduled, no dead node's is), and
 // no live node is overdue by more than one Resolution.
 func checkInvariants[K comparable, V any](t testing.TB, c *Cache[K, V], limit int, quiet bool) {
 	t.Helper()
@@ -48,48 +48,38 @@ func checkInvariants[K comparable, V any](t testing.TB, c *Cache[K, V], limit in
 			for e := s.q[q].next; e != &s.q[q]; e = e.next {
 				n++
 				held += e.weight()
-				h := in.hash(e.key)
+				h := in.hash(e.key())
 				if e.prev != prev {
-					t.Errorf("shard %d: node %v: prev link broken", i, e.key)
+					t.Errorf("shard %d: node %v: prev link broken", i, e.key())
 				}
 				if e.queue() != q {
-					t.Errorf("shard %d: node %v in queue %d records queue %d", i, e.key, q, e.queue())
+					t.Errorf("shard %d: node %v in queue %d records queue %d", i, e.key(), q, e.queue())
 				}
 				if s.limit == 0 && q != window {
-					t.Errorf("shard %d: unbounded, but node %v is in queue %d", i, e.key, q)
+					t.Errorf("shard %d: unbounded, but node %v is in queue %d", i, e.key(), q)
 				}
 				if !s.weighed && e.weight() != 1 {
-					t.Errorf("shard %d: node %v weighs %d without a Weigher, want 1", i, e.key, e.weight())
+					t.Errorf("shard %d: node %v weighs %d without a Weigher, want 1", i, e.key(), e.weight())
 				}
-				if got := s.tab.Get(e.key, h); got != e {
-					t.Errorf("shard %d: queued node %v: table holds %p, want %p", i, e.key, got, e)
+				if got := s.tab.Get(e.key(), h); got != e {
+					t.Errorf("shard %d: queued node %v: table holds %p, want %p", i, e.key(), got, e)
 				}
 				if e.stamp.Load()&deadBit != 0 {
-					t.Errorf("shard %d: live node %v has the dead bit", i, e.key)
+					t.Errorf("shard %d: live node %v has the dead bit", i, e.key())
 				}
 				if p := e.val.Load(); p == nil {
-					t.Errorf("shard %d: live node %v has no value", i, e.key)
+					t.Errorf("shard %d: live node %v has no value", i, e.key())
 				} else if !s.inline && p == &e.value {
 					// Boxed values are always allowed (after an overwrite);
 					// inline ones only for a V without pointers.
-					t.Errorf("shard %d: node %v: value inline, but V has pointers", i, e.key)
-				}
-				if x := e.exp; x == nil {
-					t.Errorf("shard %d: live node %v has no expiry", i, e.key)
-				} else {
-					if got := x.n.Load(); got != e {
-						t.Errorf("shard %d: node %v: its expiry times %p, want %p", i, e.key, got, e)
-					}
-					if x.timer.Value != x {
-						t.Errorf("shard %d: node %v: timer back pointer %p, want %p", i, e.key, x.timer.Value, x)
-					}
+					t.Errorf("shard %d: node %v: value inline, but V has pointers", i, e.key())
 				}
 				if got := in.shardAt(h); got != s {
-					t.Errorf("node %v: in shard %d, but hashes elsewhere", e.key, i)
+					t.Errorf("node %v: in shard %d, but hashes elsewhere", e.key(), i)
 				}
 				if quiet && e.deadline() <= now-int64(in.res) {
 					t.Errorf("shard %d: node %v: deadline %v, overdue at %v by more than resolution %v",
-						i, e.key, time.Duration(e.deadline()), time.Duration(now), in.res)
+						i, e.key(), time.Duration(e.deadline()), time.Duration(now), in.res)
 				}
 				prev = e
 				if n > s.tab.Len()+1 {
@@ -115,7 +105,7 @@ func checkInvariants[K comparable, V any](t testing.TB, c *Cache[K, V], limit in
 		s.tab.All(func(e *node[K, V]) bool {
 			inTable++
 			if !e.live() {
-				t.Errorf("shard %d: table holds dead node %v", i, e.key)
+				t.Errorf("shard %d: table holds dead node %v", i, e.key())
 			}
 			return true
 		})

@@ -109,7 +109,7 @@ func (s *shard[K, V]) foldLocked(n *node[K, V]) bool {
 		return false
 	}
 	r := n.reads.Swap(0)
-	s.sk.add(s.tab.Hash(n.key), int(r))
+	s.sk.add(s.tab.Hash(n.key()), int(r))
 	return r > 0
 }
 
@@ -261,26 +261,24 @@ func (s *shard[K, V]) victimLocked(now int64) *node[K, V] {
 // main: only if the sketch has seen it more often. A tie keeps the
 // incumbent, which is what keeps part of a loop in the cache.
 func (s *shard[K, V]) admitLocked(cand, victim *node[K, V]) bool {
-	return s.sk.estimate(s.tab.Hash(cand.key)) > s.sk.estimate(s.tab.Hash(victim.key))
+	return s.sk.estimate(s.tab.Hash(cand.key())) > s.sk.estimate(s.tab.Hash(victim.key()))
 }
 
-// evictLocked removes n for the policy and records it in p: the first
-// removal's expiry goes to p.handed (for the new entry to reuse), later
-// ones to p.cancels, and events to p.event and p.more.
+// evictLocked removes n for the policy and records it in p: its timer to
+// cancel (p.cancel, then p.cancels) and its event (p.event, then p.more).
 func (s *shard[K, V]) evictLocked(n *node[K, V], reason Reason, p *pending[K, V]) {
-	k := n.key
-	d := n.deadline()
-	v, e := s.removeLocked(n, s.tab.Hash(k), reason)
+	k := n.key()
+	v := s.removeLocked(n, s.tab.Hash(k), reason)
 	ev := Event[K, V]{Key: k, Value: v, Reason: reason}
 	if p.event.Reason == 0 {
 		p.event = ev
 	} else {
 		p.more = append(p.more, ev)
 	}
-	if p.handed == nil {
-		p.handed, p.handedAt = e, d
+	if p.cancel == nil {
+		p.cancel = n
 	} else {
-		p.cancels = append(p.cancels, e)
+		p.cancels = append(p.cancels, n)
 	}
 }
 

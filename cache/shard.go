@@ -2,26 +2,34 @@ package cache
 
 import (
 	"hash/maphash"
-	"math"
 	"reflect"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/ttlkit/ttlkit/internal/hist"
 	"github.com/ttlkit/ttlkit/internal/table"
 	"github.com/ttlkit/ttlkit/timingwheel"
 )
 
-// node is one entry: the policy's queue links, the deadline and flags,
-// the policy's read counter, the key and the value live together; its timer lives in an expiry, the one other
-// per-entry allocation (see expiry), and its index slot in the shard's
-// table.
+// node is one entry: its wheel timer (whose payload is the key), the
+// policy's queue links, the deadline and flags, the policy's read counter
+// and the value live together in one allocation, and its index slot in
+// the shard's table. Nothing else is allocated per entry, but a box for a
+// value written over another (see Value).
 //
-// Identity. A node belongs to one key for its whole life: key is written
-// before the node is published (in the table, with an atomic store) and
-// never changes, so a lock-free reader that finds a node by its key can
-// trust node.key. A node leaves the cache dead (removed by Delete, by an
-// eviction or by expiry) and is never used again; nodes are not recycled.
+// Identity. A node belongs to one key for its whole life: the key is
+// written before the node is published (in the table, with an atomic
+// store) and never changes, so a lock-free reader that finds a node by its
+// key can trust n.key(). A node leaves the cache dead (removed by Delete,
+// by an eviction or by expiry) and is never used again; nodes are not
+// recycled, and neither are their timers.
+//
+// Timer. The wheel links the node into its slots through timer, and hands
+// timer back to the expiry callback, which finds the node at the same
+// address (timer is the first field; see nodeOf) and its shard from the
+// key's hash: no back pointer, no second allocation. The Timer's payload,
+// timer.Value, is the key itself.
 //
 // Value. val points to the current value, and is nil once the node is
 // dead. For a V without pointers the first value is stored inline, in
@@ -33,13 +41,21 @@ import (
 // publication either; it outlives an overwrite only for V without pointers,
 // where it pins no other memory.
 //
-// Ownership. key and value are written once before the node is published
-// and never change. prev, next, meta and exp are guarded by the shard
+// Ownership. The key and value are written once before the node is
+// published and never change. timer's links and deadline belong to the
+// wheel's owner goroutine. prev, next and meta are guarded by the shard
 // lock. val and stamp are written with the shard lock held, atomically,
-// because readers and arm load them without it. reads is incremented by
-// readers without any lock (see noteRead) and reset by the policy under
-// the lock.
+// because readers, arm and the expiry callback load them without it. reads
+// is incremented by readers without any lock (see noteRead) and reset by
+// the policy under the lock.
+//
+// Size. For uint64 keys and values a node is 80 bytes (the Timer 32, the
+// links 16, stamp, val, reads and meta 24, the value 8), one size class of
+// the allocator, where a node of 64 and an expiry of 48 took 112.
 type node[K comparable, V any] struct {
+	// timer must stay the first field: nodeOf converts its address.
+	timer timingwheel.Timer[K]
+
 	// prev and next link the node into its queue (see policy.go); both
 	// nil once the node is dead (it never comes back).
 	prev, next *node[K, V]
@@ -49,32 +65,21 @@ type node[K comparable, V any] struct {
 	stamp atomic.Int64
 
 	val   atomic.Pointer[V] // the current value; nil once dead
-	exp   *expiry[K, V]     // the node's timer; nil once dead
 	reads atomic.Uint32     // reads since the policy last looked, saturating
 	meta  uint32            // weight<<2 | queue
-	key   K
-	value V // the first value, inline (V without pointers only)
+	value V                 // the first value, inline (V without pointers only)
 }
 
-// expiry holds the wheel Timer of one node at a time. Nodes are never
-// reused, but their timers are: an insertion that evicts a victim hands the
-// victim's expiry over to the new node, instead of cancelling one timer and
-// arming another (two wheel commands). The timer is armed no later than the
-// victim's deadline, so it needs a Schedule only if the new node's deadline
-// is earlier; otherwise the expiry callback re-arms it when it fires. An
-// expiry stays in its shard.
-//
-// Ownership. timer's links and deadline belong to the wheel's owner
-// goroutine; timer.Value (the back pointer) is written once before the
-// first Schedule, and so is s: the expiry callback finds the shard there,
-// never by hashing a key again. n is written with the shard lock held, atomically,
-// because the expiry callback and arm load it without the lock; it is nil
-// once the expiry is retired (its node deleted or expired).
-type expiry[K comparable, V any] struct {
-	timer timingwheel.Timer[*expiry[K, V]]
-	n     atomic.Pointer[node[K, V]]
-	s     *shard[K, V] // the shard of every node it times; set once
+// nodeOf returns the node whose timer t is. Every Timer the cache's
+// Scheduler holds is the first field of a node, so the node starts at the
+// Timer's address (and the conversion stays within the node's
+// allocation, as the checkptr instrumentation of -race verifies).
+func nodeOf[K comparable, V any](t *timingwheel.Timer[K]) *node[K, V] {
+	return (*node[K, V])(unsafe.Pointer(t))
 }
+
+// key returns the node's key.
+func (n *node[K, V]) key() K { return n.timer.Value }
 
 const (
 	// deadBit is set when the node leaves the cache for good.
@@ -82,7 +87,7 @@ const (
 	stampShift = 2
 )
 
-func nodeKey[K comparable, V any](n *node[K, V]) K { return n.key }
+func nodeKey[K comparable, V any](n *node[K, V]) K { return n.key() }
 
 func (n *node[K, V]) deadline() int64 { return n.stamp.Load() >> stampShift }
 
@@ -178,14 +183,10 @@ func (s *shard[K, V]) each(f func(*node[K, V])) {
 }
 
 // newNodeLocked returns an unpublished node for key holding value with
-// the given deadline, timed by e (a new expiry if e is nil).
-func (s *shard[K, V]) newNodeLocked(key K, value V, w, deadline int64, e *expiry[K, V]) *node[K, V] {
-	if e == nil {
-		e = &expiry[K, V]{s: s}
-		e.timer.Value = e
-	}
-	n := &node[K, V]{key: key, exp: e, meta: uint32(w) << 2}
-	e.n.Store(n)
+// the given deadline.
+func (s *shard[K, V]) newNodeLocked(key K, value V, w, deadline int64) *node[K, V] {
+	n := &node[K, V]{meta: uint32(w) << 2}
+	n.timer.Value = key
 	if s.inline {
 		n.value = value
 		n.val.Store(&n.value)
@@ -220,19 +221,15 @@ func hasPointers(t reflect.Type) bool {
 }
 
 // removeLocked takes the live node n (whose key hashes to h) out of the
-// shard, kills it, counts it under reason and returns its value and its
-// expiry, which is retired (the caller cancels its timer, or hands it over
-// to another node of this shard).
-func (s *shard[K, V]) removeLocked(n *node[K, V], h uint64, reason Reason) (V, *expiry[K, V]) {
+// shard, kills it, counts it under reason and returns its value. The
+// caller cancels n's timer after the unlock.
+func (s *shard[K, V]) removeLocked(n *node[K, V], h uint64, reason Reason) V {
 	s.tab.DeleteEntry(n, h)
 	s.unlinkLocked(n)
 	v := *n.val.Load()
 	n.killLocked()
-	e := n.exp
-	n.exp = nil
-	e.n.Store(nil)
 	s.count(reason)
-	return v, e
+	return v
 }
 
 func (s *shard[K, V]) count(reason Reason) {
@@ -254,21 +251,18 @@ var afterSpare func()
 
 // pending is the work a locked mutation leaves for after the unlock: at
 // most one timer to arm, timers to cancel and events to deliver. Without
-// a Weigher, a mutation evicts at most one entry, and the slices stay nil.
+// a Weigher, a mutation removes at most one entry, and the slices stay nil.
 type pending[K comparable, V any] struct {
-	arm    *expiry[K, V] // arm it to fire by armAt
-	armAt  int64         // deadline, nanoseconds since origin
-	cancel *expiry[K, V]
+	arm    *node[K, V] // arm its timer to fire by armAt
+	armAt  int64       // deadline, nanoseconds since origin
+	cancel *node[K, V] // cancel its timer: it left the cache
 	event  Event[K, V]
 
-	// What the policy evicted (see evictLocked): the first victim's
-	// expiry, armed no later than handedAt, for the new entry to reuse;
-	// the others' to cancel; events after the first.
-	handed   *expiry[K, V]
-	handedAt int64
-	cancels  []*expiry[K, V]
-	more     []Event[K, V]
-	climb    bool // a climber sample may be complete
+	// What the policy evicted beyond the first (see evictLocked): timers
+	// to cancel, and events after p.event.
+	cancels []*node[K, V]
+	more    []Event[K, V]
+	climb   bool // a climber sample may be complete
 }
 
 // setLocked stores value for key (whose hash is h and weight w) with the
@@ -298,17 +292,13 @@ func (s *shard[K, V]) setLocked(key K, h uint64, value V, w, now, deadline int64
 				n.meta = uint32(w) << 2
 				s.makeRoomLocked(w, now, p)
 				s.pushFrontLocked(n, window)
-				if p.handed != nil {
-					p.cancels = append(p.cancels, p.handed)
-					p.handed = nil
-				}
 			}
 		}
 		if deadline < old {
 			// Earlier than the timer may be armed for: re-arm it. A later
 			// deadline is left to the expiry callback, which re-arms the
 			// timer for the remainder when it fires early.
-			p.arm, p.armAt = n.exp, deadline
+			p.arm, p.armAt = n, deadline
 		}
 		return
 	}
@@ -321,23 +311,10 @@ func (s *shard[K, V]) setLocked(key K, h uint64, value V, w, now, deadline int64
 			p.climb = true
 		}
 	}
-	// The first victim dies; its expiry times the new node, so the wheel
-	// holds no dead node and needs no Cancel.
-	e, handed := p.handed, p.handedAt
-	if e == nil {
-		handed = math.MaxInt64
-	}
-	p.handed = nil
-	n := s.newNodeLocked(key, value, w, deadline, e)
+	n := s.newNodeLocked(key, value, w, deadline)
 	s.tab.Put(n, h)
 	s.pushFrontLocked(n, window)
-	if deadline < handed {
-		// A new expiry, or a handed-over one armed for later than the new
-		// node's deadline. Otherwise the timer fires no later than that
-		// deadline, and the expiry callback re-arms it for the remainder,
-		// as for a later deadline on an existing key: no wheel command.
-		p.arm, p.armAt = n.exp, deadline
-	}
+	p.arm, p.armAt = n, deadline
 }
 
 // climbEvery is how many new keys a shard takes between two calls of the
@@ -360,7 +337,7 @@ func (s *shard[K, V]) touchLocked(key K, h uint64, now, deadline int64, p *pendi
 	n.setDeadlineLocked(deadline)
 	n.noteRead() // touched: recently used
 	if deadline < old {
-		p.arm, p.armAt = n.exp, deadline // see setLocked
+		p.arm, p.armAt = n, deadline // see setLocked
 	}
 	return true
 }
@@ -378,29 +355,27 @@ func (s *shard[K, V]) deleteLocked(key K, h uint64, now int64, p *pending[K, V])
 		reason = Expired
 	}
 	p.event = Event[K, V]{Key: key, Reason: reason}
-	p.event.Value, p.cancel = s.removeLocked(n, h, reason)
+	p.event.Value = s.removeLocked(n, h, reason)
+	p.cancel = n
 	return true
 }
 
 // clearLocked removes every entry of the shard, as deleteLocked does for
 // one, and marks every load in flight as overtaken. It appends the events
-// to report (only with report set) and the retired expiries, whose timers
+// to report (only with report set) and the removed nodes, whose timers
 // the caller cancels after the unlock.
-func (s *shard[K, V]) clearLocked(now int64, report bool, events []Event[K, V], retired []*expiry[K, V]) ([]Event[K, V], []*expiry[K, V]) {
+func (s *shard[K, V]) clearLocked(now int64, report bool, events []Event[K, V], removed []*node[K, V]) ([]Event[K, V], []*node[K, V]) {
 	s.each(func(n *node[K, V]) {
 		reason := Deleted
 		if n.deadline() <= now {
 			reason = Expired
 		}
 		if report {
-			events = append(events, Event[K, V]{Key: n.key, Value: *n.val.Load(), Reason: reason})
+			events = append(events, Event[K, V]{Key: n.key(), Value: *n.val.Load(), Reason: reason})
 		}
 		n.prev, n.next = nil, nil // every node goes: no neighbour to relink
 		n.killLocked()
-		e := n.exp
-		n.exp = nil
-		e.n.Store(nil)
-		retired = append(retired, e)
+		removed = append(removed, n)
 		s.count(reason)
 	})
 	s.resetQueuesLocked()
@@ -409,7 +384,7 @@ func (s *shard[K, V]) clearLocked(now int64, report bool, events []Event[K, V], 
 		cl.stale = true
 	}
 	s.calls, s.peak = nil, 0
-	return events, retired
+	return events, removed
 }
 
 // staleLoadLocked marks a load in flight for key, if any, as overtaken by

@@ -166,7 +166,7 @@ func TestDroppedCacheReleasesGoroutines(t *testing.T) {
 		}
 	}
 	for i, c := range inner {
-		if err := c.sched.Schedule(&new(expiry[string, int]).timer, time.Second); err == nil {
+		if err := c.sched.Schedule(&new(node[string, int]).timer, time.Second); err == nil {
 			t.Errorf("cache %d: wheel still accepts commands after the cleanup", i)
 		}
 	}
