@@ -91,6 +91,20 @@
 // plus a 9-byte index slot at 7/16 to 7/8 load, about 83 bytes per timer
 // at a million.
 //
+// # The owner protocol in ten names
+//
+// Timer (links and when, the owner's; Value, the caller's); state, the
+// Timer's atomic deadline word (a tick, dead, or firing); the inbox of
+// each shard and the Timer's queued bit (a new timer, an earlier deadline
+// or a cancel stores state and appends the Timer once); lazy later (a
+// later deadline is one CAS of state); the settle CAS (deadline → firing
+// decides a firing; firing → dead or re-arm after the callback); the
+// owner loop (take inboxes, advance, sleep); pickup and ready (a change
+// due before the owner's published wake-up signals it); lazy removal (a
+// cancel waits up to lazyWait for the owner); the relative deadline
+// (WithTicker only); the owner's restart after a Goexit. The picture and
+// the 27 names they replace are in doc/design/timingwheel-protocol.md.
+//
 // # Observing
 //
 // [TimingWheel.Stats] and [Scheduler.Stats] return the pending count and

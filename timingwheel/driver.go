@@ -8,12 +8,13 @@ import (
 	"time"
 )
 
-// maxDelay caps delays so that deadlines never overflow: about 146 years.
-const maxDelay = time.Duration(1 << 62)
+// maxDelay caps delays so that deadlines never overflow, shifted left by
+// one in a Timer's word: about 73 years.
+const maxDelay = time.Duration(1 << 61)
 
 // cmd is a function to run on the owner goroutine, for a caller that waits
-// until it has run: Scheduler.Len and the keyed wheel's Drain. Everything
-// else reaches the owner in per-shard lists (see handoff).
+// until it has run: Scheduler.Len. Everything else reaches the owner in
+// the shards' inboxes.
 type cmd struct {
 	fn   func()
 	done chan struct{} // closed once fn has run
@@ -22,12 +23,13 @@ type cmd struct {
 // layer is what sits on the driver: the keyed wheel or the Scheduler. Every
 // method runs on the owner goroutine.
 type layer[T any] interface {
-	// take handles the list of changes queued in one shard and reports
-	// whether there was any. The shards are numbered 0 to driver.shards-1.
-	take(shard int) bool
-	// fire handles a due timer, already unlinked, and returns the tick to
-	// re-arm it at, or 0.
-	fire(t *Timer[T]) int64
+	// inbox returns shard i's inbox, or nil if nothing was ever queued
+	// there. The shards are numbered 0 to driver.shards-1.
+	inbox(i int) *inbox[T]
+	// fire handles a Timer the owner has settled (its state is firing),
+	// due at tick due and already unlinked, and returns the tick to re-arm
+	// it at, or 0.
+	fire(t *Timer[T], due int64) int64
 	// flush runs after each slice of advance work.
 	flush()
 	// stopped runs once, when the owner goroutine exits for good.
@@ -38,31 +40,35 @@ type layer[T any] interface {
 // the clock (or counts ticker ticks), advances the wheel, sleeps until the
 // next visit, and hands commands and fired timers to its layer.
 //
-// The owner protocol, in the order of one pass of loop:
+// The owner protocol (doc/design/timingwheel-protocol.md has the picture):
+// callers store a Timer's state and, for a new timer, an earlier deadline
+// or a cancel, append it to its shard's inbox once (armLocked, cancelLocked);
+// a later deadline is one CAS (later). The owner loops:
 //   - wait: if nothing is queued and no backlog remains, publish when the
-//     owner will wake unprompted (pickup, longSleep), look at every shard's
-//     list once more, then block until a signal on ready, a command, the
-//     alarm or a tick;
-//   - takeWork: read the clock, take every shard's list and the commands;
-//   - fireDue: advance the wheel by one slice of at most WithBatch timers
-//     and hand the fired ones to their callbacks.
+//     owner will wake unprompted (pickup, longSleep), look at every inbox
+//     once more, then block until a signal on ready, a command, the alarm
+//     or a tick;
+//   - takeWork: read the clock, take every inbox (place) and the commands;
+//   - fireDue: advance the wheel by one slice of at most WithBatch timers;
+//     a due Timer fires only if its state swaps from the deadline to
+//     firing (fire), and its layer hands it to the callback.
 //
-// Callers append their changes to a shard's list (handoff) and send on
-// ready only when the change cannot wait for the owner's next wake-up.
+// A caller sends on ready only when its change cannot wait for the owner's
+// next wake-up.
 type driver[T any] struct {
 	w        *wheel[T]
 	cfg      config
 	interval int64 // nanoseconds
 	origin   time.Time
 
-	// cmds carries the two requests whose callers wait for an answer:
-	// Scheduler.Len and the keyed wheel's Drain.
+	// cmds carries the one request whose caller waits for an answer:
+	// Scheduler.Len.
 	cmds chan cmd
 	// ready wakes the owner for changes that cannot wait; the owner then
-	// takes every shard's list. Capacity 1, sent to without waiting (see
+	// takes every inbox. Capacity 1, sent to without waiting (see
 	// signal).
 	ready   chan struct{}
-	shards  int           // number of shards of the layer's handoff lists
+	shards  int           // number of the layer's inboxes
 	stop    chan struct{} // closed by Stop
 	done    chan struct{} // closed when the owner goroutine has exited
 	once    sync.Once
@@ -96,7 +102,8 @@ type driver[T any] struct {
 	// ticks counts the ticks received in ticker mode; written by the owner
 	// only, read by Remaining.
 	ticks atomic.Int64
-	batch []cmd // commands received, not run yet
+	batch []cmd       // commands received, not run yet
+	spare []*Timer[T] // the inbox list taken last time, for reuse
 	// tookRemoval: a removal was taken since the owner last went to sleep,
 	// so its next sleep is no longer than lazyWait (see wait).
 	tookRemoval bool
@@ -116,7 +123,7 @@ func newDriver[T any](interval time.Duration, numSlots int, cfg config) *driver[
 		cfg:       cfg,
 		interval:  int64(interval),
 		origin:    time.Now(),
-		cmds:      make(chan cmd, cfg.buffer),
+		cmds:      make(chan cmd, 16),
 		ready:     make(chan struct{}, 1),
 		shards:    shardCount(),
 		stop:      make(chan struct{}),
@@ -151,13 +158,134 @@ func (d *driver[T]) urgent(want int64) bool {
 // append, like pickup.
 func (d *driver[T]) removalUrgent() bool { return d.longSleep.Load() }
 
-// resolve turns a deadline from callerDeadline into an absolute tick. Owner
-// only.
-func (d *driver[T]) resolve(want int64) int64 {
-	if want > relativeTop {
-		return want
+func relative(delay time.Duration) int64 { return relativeTop - int64(min(delay, maxDelay)) }
+
+// later is the lock-free half of arming: if t is armed at a deadline no
+// later than want, it swaps in want and reports true. The Timer sits no
+// later than its old deadline (or in an inbox), and the owner relinks it
+// when it meets it there. Racing with the owner's settle swap, it either
+// lands first (the settle fails and the owner looks again) or finds t
+// firing or dead and reports false.
+func later[T any](t *Timer[T], want int64) bool {
+	if want <= relativeTop {
+		return false // only the owner can compare a relative deadline
 	}
-	return d.after(time.Duration(relativeTop - want))
+	for {
+		old := t.deadline()
+		if old <= dead || want < old {
+			return false
+		}
+		if t.casDeadline(old, want) {
+			return true
+		}
+	}
+}
+
+// armLocked stores want (from callerDeadline or deadlineAt) in t's state
+// and appends t to its inbox b unless the owner need not act: a deadline
+// no earlier than an armed one is lazy, as in later. It reports whether the
+// caller must signal the owner after unlocking. b.mu is held.
+func (d *driver[T]) armLocked(b *inbox[T], t *Timer[T], want int64) (notify bool) {
+	old := t.setDeadline(want)
+	if old > dead && want >= old {
+		return false
+	}
+	return b.addLocked(t, d.urgent(want))
+}
+
+// cancelLocked stores dead in t's state. An armed t is counted as removed
+// and appended to its inbox b, for the owner to unlink; a firing one will
+// not be re-armed by its callback's result. It reports whether the caller
+// must signal the owner after unlocking. b.mu is held.
+func (d *driver[T]) cancelLocked(b *inbox[T], t *Timer[T]) (notify bool) {
+	old := t.setDeadline(dead)
+	if old == dead || old == firing {
+		return false
+	}
+	b.removed++
+	return b.addLocked(t, d.removalUrgent())
+}
+
+// resolve returns t's state, converting a relative deadline (WithTicker)
+// into a tick counted from the owner's current one. Owner only.
+func (d *driver[T]) resolve(t *Timer[T]) int64 {
+	for {
+		s := t.deadline()
+		if s > relativeTop {
+			return s
+		}
+		if abs := d.after(time.Duration(relativeTop - s)); t.casDeadline(s, abs) {
+			return abs
+		}
+	}
+}
+
+// place applies what t's deadline word asks of the wheel, for a Timer
+// taken from an inbox: unlink a dead one, (re)link any other at its
+// deadline. Owner only.
+func (d *driver[T]) place(t *Timer[T]) {
+	if s := d.resolve(t); s > dead {
+		d.w.relink(t)
+		return
+	}
+	d.tookRemoval = true
+	d.w.cancel(t)
+}
+
+// fire is the wheel's callback for a Timer whose slot has come, already
+// unlinked: it relinks a Timer whose deadline moved later, drops a
+// cancelled one, and otherwise settles the firing with one swap of the
+// deadline to firing and hands t to the layer. After the layer, a swap of
+// firing to the re-arm tick (or to dead) fails if a caller stored state
+// meanwhile: a cancel or a Schedule made during the callback wins. Owner
+// only.
+func (d *driver[T]) fire(l layer[T], t *Timer[T]) int64 {
+	now := d.w.scanAt
+	var due int64
+	for {
+		due = d.resolve(t)
+		if due <= dead {
+			return 0 // cancelled; its inbox entry says so too
+		}
+		if due > now {
+			return due
+		}
+		if t.casDeadline(due, firing) {
+			break
+		}
+	}
+	if rearm := l.fire(t, due); rearm > 0 && t.casDeadline(firing, rearm) {
+		return rearm
+	}
+	t.casDeadline(firing, dead)
+	return 0
+}
+
+// take places the Timers of every inbox and reports whether there were
+// any. Owner only.
+func (d *driver[T]) takeAll(l layer[T]) bool {
+	took := false
+	for i := range d.shards {
+		b := l.inbox(i)
+		if b == nil {
+			continue
+		}
+		b.mu.Lock()
+		items := b.takeLocked(d.spare)
+		d.st.st.Removed += b.removed
+		b.removed = 0
+		b.mu.Unlock()
+		if items == nil {
+			continue
+		}
+		took = true
+		for _, t := range items {
+			d.place(t)
+		}
+		clear(items) // hold no removed Timer
+		d.spare = items[:0]
+	}
+	return took
 }
 
 // MaxSlots is the largest numSlots that New and NewScheduler accept. Each
@@ -255,14 +383,14 @@ func (d *driver[T]) callerDeadline(delay time.Duration) int64 {
 }
 
 // deadlineAt is callerDeadline for an absolute time: the first tick at or
-// after at, or tick 0 (long passed: the wheel clamps it to its next tick)
+// after at, or tick 1 (long passed: the wheel clamps it to its next tick)
 // for a time before the wheel's start. It reads the clock only under
 // WithTicker.
 func (d *driver[T]) deadlineAt(at time.Time) int64 {
 	if d.cfg.ticks != nil {
 		return relative(max(time.Until(at), 0))
 	}
-	return d.tickAfter(0, max(at.Sub(d.origin), 0))
+	return max(d.tickAfter(0, max(at.Sub(d.origin), 0)), 1)
 }
 
 // until returns the time from now to the start of tick want (from
@@ -463,17 +591,22 @@ func (d *driver[T]) wait(l layer[T], a *alarm, busy bool) bool {
 func (d *driver[T]) sleepUntil(l layer[T], a *alarm) int64 {
 	frozen := a.frozen()
 	next := d.sleepTarget(frozen)
+	took := false
 	for {
 		d.pickup.Store(next)
 		d.longSleep.Store(frozen || a.timer != nil && next-d.nowTick > d.lazyTicks)
 		if !d.takeAll(l) {
 			break
 		}
+		took = true
 		n := d.sleepTarget(frozen)
 		if n >= next {
 			break
 		}
 		next = n
+	}
+	if took {
+		d.publish() // the removals counted, the Timers placed
 	}
 	d.tookRemoval = false
 	return next
@@ -531,21 +664,11 @@ func (d *driver[T]) fireDue(l layer[T]) (busy bool) {
 		(*hook)()
 	}
 	d.startSlice()
-	busy = d.w.advance(d.nowTick, d.cfg.budget, l.fire)
+	busy = d.w.advance(d.nowTick, d.cfg.budget, func(t *Timer[T]) int64 { return d.fire(l, t) })
 	d.endSlice()
 	l.flush()
 	d.publish()
 	return busy
-}
-
-// takeAll has l take every shard's batch, signalled or not, and reports
-// whether there was any work. Owner only.
-func (d *driver[T]) takeAll(l layer[T]) bool {
-	took := false
-	for i := range d.shards {
-		took = l.take(i) || took
-	}
-	return took
 }
 
 // recovered builds the Panic report for a callback that did not return:

@@ -5,8 +5,6 @@ import (
 	"hash/maphash"
 	"reflect"
 	"runtime"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/ttlkit/ttlkit/internal/bubble"
@@ -37,38 +35,23 @@ type TimingWheel[K comparable, V any] struct {
 	k *keyed[K, V]
 }
 
-// entry is what the keyed wheel stores in each Timer: the key, the value
-// and the deadline the caller asked for. The Timer itself is the index's
-// entry, so a pending timer costs one allocation.
+// entry is what the keyed wheel stores in each Timer: the key and the
+// value. The Timer itself is the index's entry, so a pending timer costs
+// one allocation.
 //
-// Ownership. key and shard never change once the entry is in the index, so
+// Ownership. key never changes once the entry is in the index, so
 // lock-free lookups may compare keys; the key is released with the entry,
-// once the owner has unlinked it. value is guarded by the shard's lock
-// (the owner takes it to fire a timer) and released at once on removal.
-// want is written with the shard's lock held, except that MoveTimer's
-// fast path may raise it with a compare-and-swap and no lock; the owner
-// reads it without the lock and settles a firing with a compare-and-swap
-// to dead. queued is guarded by the shard's lock. The Timer's links and
-// when belong to the owner.
+// once the owner has unlinked it. value is guarded by the key's shard lock
+// (the owner takes it to hand a fired timer out) and released at once on
+// removal. An indexed Timer is armed or firing, never dead: RemoveTimer,
+// Drain and the hand-out of a fired timer each take it out of the index
+// and store dead under the shard lock.
 type entry[K comparable, V any] struct {
 	key   K
 	value V
-	// want is the tick the timer is due at; dead once it has left the
-	// index (removed, fired or drained), for good; or, under WithTicker,
-	// relative(delay) until the owner converts it (see resolve).
-	want   atomic.Int64
-	shard  uint32
-	queued bool // in the shard's pending list
 }
 
 type node[K comparable, V any] = Timer[entry[K, V]]
-
-const (
-	dead        = -1
-	relativeTop = -2 // want <= relativeTop encodes a delay: relativeTop - delay
-)
-
-func relative(delay time.Duration) int64 { return relativeTop - int64(min(delay, maxDelay)) }
 
 // dueItem is a fired timer on its way to execute.
 type dueItem[K comparable, V any] struct {
@@ -76,17 +59,16 @@ type dueItem[K comparable, V any] struct {
 	value V
 }
 
-// keyShard is one lock's worth of the key index.
+// keyShard is one lock's worth of the key index. Its inbox's lock guards
+// the table too.
 type keyShard[K comparable, V any] struct {
-	mu  sync.Mutex
+	inbox[entry[K, V]]
 	tab table.Table[K, node[K, V]]
-	// pending holds timers whose place in the wheel the owner must
-	// change: new ones, earlier deadlines, removals.
-	pending handoff[*node[K, V]]
-	_       [64]byte // keep neighbouring shards' locks off one cache line
+	_   [64]byte // keep neighbouring shards' locks off one cache line
 }
 
-// keyed is the state behind a TimingWheel. The owner goroutine and the
+// keyed is the state behind a TimingWheel: a key index and an executor
+// over the owner protocol of the Scheduler. The owner goroutine and the
 // workers reference it, never the TimingWheel, so that a TimingWheel can
 // become unreachable and its cleanup stop them.
 type keyed[K comparable, V any] struct {
@@ -97,7 +79,6 @@ type keyed[K comparable, V any] struct {
 	shards   shardSet[keyShard[K, V]]
 
 	// Owner goroutine only.
-	spare []*node[K, V] // the pending list taken from a shard last time
 	fired []dueItem[K, V]
 	ran   int // WithInline: fired[:ran] have been run (see flush)
 	exec  *pool.Pool[dueItem[K, V], struct{}]
@@ -196,12 +177,10 @@ func (tw *TimingWheel[K, V]) RemoveTimer(key K) error {
 		return nil // no key ever went to this shard
 	}
 	sh.mu.Lock()
-	n := sh.tab.Delete(key, h)
 	notify := false
-	if n != nil {
-		n.Value.want.Store(dead)
+	if n := sh.tab.Delete(key, h); n != nil {
 		n.Value.value = *new(V)
-		notify = sh.enqueueLocked(n, k.d.removalUrgent())
+		notify = k.d.cancelLocked(&sh.inbox, n)
 	}
 	sh.mu.Unlock()
 	if notify {
@@ -227,8 +206,16 @@ func (k *keyed[K, V]) set(key K, value V, delay time.Duration, store bool) error
 		sh.tab.Prefetch(h)
 	}
 	want := k.d.callerDeadline(delay)
-	if !store && (sh == nil || k.moveLater(key, h, sh, want)) {
-		return nil
+	if !store {
+		if sh == nil {
+			return nil // no key ever went to this shard
+		}
+		// Lock-free: a later deadline is one CAS (see later); a key
+		// with no timer needs nothing.
+		n := sh.tab.Get(key, h)
+		if n == nil || later(n, want) {
+			return nil
+		}
 	}
 	if sh == nil {
 		sh = k.shards.open(i)
@@ -241,64 +228,17 @@ func (k *keyed[K, V]) set(key K, value V, delay time.Duration, store bool) error
 		if store {
 			n.Value.value = value
 		}
-		// A later deadline is only recorded: the timer is linked no later
-		// than its old one, and the owner checks want when it gets there.
-		// An earlier one, or one the owner has still to compute, needs the
-		// owner to relink the timer.
-		old := n.Value.want.Load()
-		n.Value.want.Store(want)
-		if want < old || want <= relativeTop {
-			notify = sh.enqueueLocked(n, k.d.urgent(want))
-		}
+		notify = k.d.armLocked(&sh.inbox, n, want)
 	case store:
-		n = &node[K, V]{Value: entry[K, V]{key: key, value: value, shard: uint32(i)}}
-		n.Value.want.Store(want)
+		n = &node[K, V]{Value: entry[K, V]{key: key, value: value}}
 		sh.tab.Insert(pos, n, h)
-		notify = sh.enqueueLocked(n, k.d.urgent(want))
+		notify = k.d.armLocked(&sh.inbox, n, want)
 	}
 	sh.mu.Unlock()
 	if notify {
 		k.d.signal()
 	}
 	return nil
-}
-
-// moveLater is MoveTimer's fast path, which takes no lock: a lookup and a
-// compare-and-swap of the deadline, when the key has no timer or the new
-// deadline is no earlier than the recorded one. It reports whether it
-// handled the move; if not, the caller takes the shard lock.
-//
-// Racing with the timer's expiry, a move either lands first (the owner's
-// own compare-and-swap to dead then fails, and it looks again) or finds the
-// timer dead and does nothing, as a move after the expiry would.
-func (k *keyed[K, V]) moveLater(key K, h uint64, sh *keyShard[K, V], want int64) bool {
-	n := sh.tab.Get(key, h)
-	if n == nil {
-		return true
-	}
-	for {
-		old := n.Value.want.Load()
-		switch {
-		case old == dead:
-			return true
-		case want < old || old <= relativeTop || want <= relativeTop:
-			return false
-		case n.Value.want.CompareAndSwap(old, want):
-			return true
-		}
-	}
-}
-
-// enqueueLocked adds n to the shard's pending list unless it is there
-// already (the owner clears queued when it takes the list), and reports
-// whether the caller must signal the owner, after unlocking; urgent is
-// driver.urgent's verdict on the change.
-func (sh *keyShard[K, V]) enqueueLocked(n *node[K, V], urgent bool) (notify bool) {
-	if n.Value.queued {
-		return sh.pending.wantLocked(urgent)
-	}
-	n.Value.queued = true
-	return sh.pending.addLocked(n, urgent)
 }
 
 // Drain removes every pending timer and then calls fn(key, value) for each,
@@ -310,41 +250,35 @@ func (tw *TimingWheel[K, V]) Drain(fn func(key K, value V)) error {
 	if fn == nil {
 		return argError("nil Drain func")
 	}
-	var items []dueItem[K, V]
-	if err := tw.k.d.call(func() { items = tw.k.drain() }); err != nil {
-		return err
+	k := tw.k
+	if k.d.stopped.Load() {
+		return ErrClosed
 	}
-	for i, it := range items {
-		items[i] = dueItem[K, V]{}
-		fn(it.key, it.value)
-	}
-	return nil
-}
-
-// drain runs on the owner goroutine: it empties the index shard by shard
-// and unlinks every timer it held.
-func (k *keyed[K, V]) drain() []dueItem[K, V] {
 	var items []dueItem[K, V]
-	w := k.d.w
 	for i := range k.shards.len() {
 		sh := k.shards.get(i)
 		if sh == nil {
 			continue
 		}
 		sh.mu.Lock()
+		notify := false
 		sh.tab.All(func(n *node[K, V]) bool {
 			items = append(items, dueItem[K, V]{n.Value.key, n.Value.value})
-			n.Value.want.Store(dead)
 			n.Value.value = *new(V)
-			if w.cancel(n) {
-				k.d.removedOne() // else take counts it (see take)
-			}
+			notify = k.d.cancelLocked(&sh.inbox, n) || notify
 			return true
 		})
 		sh.tab.Clear()
 		sh.mu.Unlock()
+		if notify {
+			k.d.signal()
+		}
 	}
-	return items
+	for i, it := range items {
+		items[i] = dueItem[K, V]{}
+		fn(it.key, it.value)
+	}
+	return nil
 }
 
 // Len returns the number of pending timers. It returns 0 after Stop. It
@@ -437,15 +371,18 @@ func (tw *TimingWheel[K, V]) Remaining(key K) (time.Duration, bool) {
 	if sh == nil {
 		return 0, false
 	}
-	n := sh.tab.Get(key, h) // lock-free, as in moveLater
+	n := sh.tab.Get(key, h) // lock-free, as in MoveTimer
 	if n == nil {
 		return 0, false
 	}
-	want := n.Value.want.Load()
-	if want == dead {
+	switch want := n.deadline(); want {
+	case dead:
 		return 0, false
+	case firing:
+		return 0, true
+	default:
+		return k.d.until(want), true
 	}
-	return k.d.until(want), true
 }
 
 func (k *keyed[K, V]) check(key K, delay time.Duration) error {
@@ -466,91 +403,30 @@ func (k *keyed[K, V]) check(key K, delay time.Duration) error {
 	return nil
 }
 
-// resolve returns n's deadline tick, converting a relative one (WithTicker)
-// from the owner's current time; dead if n has left the index. Owner only.
-func (k *keyed[K, V]) resolve(n *node[K, V]) int64 {
-	for {
-		want := n.Value.want.Load()
-		if want > relativeTop {
-			return want
-		}
-		abs := k.d.resolve(want)
-		if n.Value.want.CompareAndSwap(want, abs) {
-			return abs
-		}
+// inbox returns shard i's inbox, or nil. Owner side of layer.
+func (k *keyed[K, V]) inbox(i int) *inbox[entry[K, V]] {
+	if sh := k.shards.get(i); sh != nil {
+		return &sh.inbox
 	}
+	return nil
 }
 
-// take places shard i's pending timers in the wheel and reports whether
-// there were any. Owner only.
-func (k *keyed[K, V]) take(i int) bool {
-	sh := k.shards.get(i)
-	if sh == nil {
-		return false
-	}
+// fire runs on the owner goroutine for a timer whose firing it has
+// settled. Under the key's lock the timer leaves the index and its value
+// goes to execute, unless a SetTimer, MoveTimer, RemoveTimer or Drain took
+// the lock first and re-armed or removed it (its state is then no longer
+// firing): the call that got there first wins.
+func (k *keyed[K, V]) fire(n *node[K, V], due int64) int64 {
+	h := maphash.Comparable(k.seed, n.Value.key)
+	sh := k.shards.get(table.Shard(h, k.shards.len()))
 	sh.mu.Lock()
-	batch := sh.pending.takeLocked(k.spare)
-	for _, n := range batch {
-		n.Value.queued = false
+	if n.deadline() == firing {
+		sh.tab.DeleteEntry(n, h)
+		n.setDeadline(dead)
+		k.fired = append(k.fired, dueItem[K, V]{n.Value.key, n.Value.value})
+		n.Value.value = *new(V)
+		k.d.fired(due)
 	}
-	sh.mu.Unlock()
-	if batch == nil {
-		return false
-	}
-	w := k.d.w
-	for _, n := range batch {
-		switch want := k.resolve(n); {
-		case want == dead:
-			k.d.tookRemoval = true
-			// A removal is counted once: here if the timer was linked or
-			// never was (when is 0), by fire if it met the timer first;
-			// a fired timer is not a removal.
-			if w.cancel(n) || n.when == 0 {
-				k.d.removedOne()
-			}
-		case !n.scheduled() || want < n.when:
-			w.schedule(n, want)
-		}
-	}
-	k.spare = recycle(batch)
-	return true
-}
-
-// fire runs on the owner goroutine for each timer whose linked deadline has
-// come. The caller may have pushed the deadline later meanwhile, in which
-// case the timer is relinked for it; otherwise it leaves the index.
-func (k *keyed[K, V]) fire(n *node[K, V]) int64 {
-	now := k.d.w.scanAt
-	if want := k.resolve(n); want == dead || want > now {
-		if want == dead {
-			k.d.removedOne()
-		}
-		return max(want, 0) // relink at want, or drop a removed timer
-	}
-	sh := k.shards.get(int(n.Value.shard))
-	sh.mu.Lock()
-	var want int64
-	for {
-		want = n.Value.want.Load()
-		if want == dead || want > now {
-			// Removed, or moved later, since the check above; an earlier
-			// move cannot be after now.
-			sh.mu.Unlock()
-			if want == dead {
-				k.d.removedOne()
-			}
-			return max(want, 0)
-		}
-		// A lock-free MoveTimer may push want later at any moment: only a
-		// successful swap to dead settles that the timer fires.
-		if n.Value.want.CompareAndSwap(want, dead) {
-			break
-		}
-	}
-	sh.tab.DeleteEntry(n, maphash.Comparable(k.seed, n.Value.key))
-	k.fired = append(k.fired, dueItem[K, V]{n.Value.key, n.Value.value})
-	k.d.fired(want)
-	n.Value.value = *new(V)
 	sh.mu.Unlock()
 	return 0
 }

@@ -2,19 +2,23 @@ package timingwheel
 
 import (
 	"fmt"
+	"hash/maphash"
 	"math/rand/v2"
 	"slices"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/ttlkit/ttlkit/internal/table"
 )
 
 // checkKeyed verifies the keyed layer's invariants on the owner goroutine
-// (through driver.call, so nothing races with it): every indexed timer
-// is live, sits in the shard its key hashes to, and, unless its shard has
-// changes still queued for the owner, is linked in the wheel no later than
-// it wants to fire; every linked timer is indexed or is a removed one
-// still queued for unlinking; the wheel counts exactly the linked timers.
+// (through driver.call, so nothing races with it): every indexed timer is
+// armed (the owner settles no firing during a call), sits in the shard its
+// key hashes to, and, unless its shard's inbox holds changes still queued
+// for the owner, is linked in the wheel no later than it wants to fire;
+// every linked timer is indexed, or is a removed (dead) one queued in its
+// inbox for unlinking; the wheel counts exactly the linked timers.
 func checkKeyed[K comparable, V any](t *testing.T, tw *TimingWheel[K, V]) {
 	t.Helper()
 	k := tw.k
@@ -29,20 +33,20 @@ func checkKeyed[K comparable, V any](t *testing.T, tw *TimingWheel[K, V]) {
 				continue
 			}
 			sh.mu.Lock()
-			quiet := len(sh.pending.items) == 0
+			quiet := len(sh.items) == 0
 			sh.tab.All(func(n *node[K, V]) bool {
 				indexed[n] = true
-				want := n.Value.want.Load()
-				switch {
-				case want == dead:
-					fail("key %v: indexed but dead", n.Value.key)
-				case int(n.Value.shard) != i:
-					fail("key %v: in shard %d, says %d", n.Value.key, i, n.Value.shard)
+				want := n.deadline()
+				switch shard := table.Shard(maphash.Comparable(k.seed, n.Value.key), k.shards.len()); {
+				case want <= dead && want > relativeTop:
+					fail("key %v: indexed with state %d, want a deadline", n.Value.key, want)
+				case shard != i:
+					fail("key %v: in shard %d, hashes to %d", n.Value.key, i, shard)
 				case !quiet:
 				case !n.scheduled():
 					fail("key %v: indexed, shard quiet, but not linked", n.Value.key)
-				case want > relativeTop && n.when > max(want, w.cur+1):
-					fail("key %v: linked at tick %d, later than its deadline %d", n.Value.key, n.when, want)
+				case want > dead && slotVisit(w, n) > max(want, w.cur+1):
+					fail("key %v: linked in a slot visited at tick %d, later than its deadline %d", n.Value.key, slotVisit(w, n), want)
 				}
 				return true
 			})
@@ -52,8 +56,8 @@ func checkKeyed[K comparable, V any](t *testing.T, tw *TimingWheel[K, V]) {
 		visit := func(head *Timer[entry[K, V]]) {
 			for n := head.next; n != head; n = n.next {
 				linked++
-				if !indexed[n] && !(n.Value.want.Load() == dead && n.Value.queued) {
-					fail("a linked timer (want %d) is neither indexed nor queued for removal", n.Value.want.Load())
+				if !indexed[n] && !(n.deadline() == dead && n.queued()) {
+					fail("a linked timer (deadline %d) is neither indexed nor queued for removal", n.deadline())
 				}
 			}
 		}
@@ -271,4 +275,29 @@ func TestRacingCallersAndExpiry(t *testing.T) {
 		}
 		checkKeyed(t, tw)
 	})
+}
+
+// slotVisit returns the tick at which the slot holding linked timer n is
+// visited (the scanned tick for the scan list).
+func slotVisit[T any](w *wheel[T], n *Timer[T]) int64 {
+	at := int64(never)
+	for e := n.next; ; e = e.next {
+		if e == &w.scan {
+			return w.scanAt
+		}
+		found := false
+		w.heads(func(idx int, head *Timer[T]) {
+			if head == e {
+				found = true
+				level, i := 0, int64(idx)
+				if idx >= int(w.n) {
+					level, i = 1+(idx-int(w.n))>>w.b, (int64(idx)-w.n)&(w.m-1)
+				}
+				at = visitOf(w, level, i)
+			}
+		})
+		if found {
+			return at
+		}
+	}
 }

@@ -70,7 +70,6 @@ const maxBuffer = 1 << 16
 func defaultConfig() config {
 	return config{
 		concurrency: runtime.GOMAXPROCS(0),
-		buffer:      16,
 		budget:      2048,
 		onPanic:     logPanic,
 	}
@@ -125,13 +124,13 @@ func WithConcurrency(n int) Option { return func(c *config) { c.concurrency = n 
 // not Drain or Stop, which would wait for the goroutine running it.
 func WithInline() Option { return func(c *config) { c.inline = true } }
 
-// WithBuffer sets how many commands may be queued for the owner goroutine
-// before their callers wait: Scheduler.Len and the keyed wheel's Drain,
-// which wait for their answer anyway. Every other method (SetTimer,
-// MoveTimer, RemoveTimer, Len, Has and Remaining of the keyed wheel;
-// Schedule and Cancel of a Scheduler) hands its work over in per-shard
-// batches and never waits. The default is 16; 0 makes every command a
-// rendezvous with the owner; n must be between 0 and 65536.
+// WithBuffer once sized the queue of commands waiting for the owner
+// goroutine. It has no effect: every method hands its change over in the
+// Timer itself and a per-shard inbox and never waits, and the one request
+// that waits for an answer (Scheduler.Len) needs no tuning. n is still
+// checked: it must be between 0 and 65536.
+//
+// Deprecated: remove the option; it does nothing.
 func WithBuffer(n int) Option { return func(c *config) { c.buffer = n } }
 
 // WithBatch sets how many timers the owner examines before it serves queued

@@ -2,8 +2,6 @@ package timingwheel
 
 import (
 	"context"
-	"sync"
-	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -15,46 +13,18 @@ import (
 // entries, so no second index by key is needed and scheduling allocates
 // nothing. The cache and idletimeout packages are built on it.
 //
-// All methods are safe for concurrent use. Schedule and Cancel queue a
-// command for the owner goroutine and return without ever waiting for it;
-// the commands for one Timer take effect in the order they were made, and
-// the owner picks them up in batches. A Cancel nevertheless takes effect
-// at once for firing: see Cancel.
+// All methods are safe for concurrent use. Schedule and Cancel store the
+// Timer's deadline (or dead) in the Timer itself and return without ever
+// waiting for the owner goroutine; a Timer the owner must link, relink or
+// unlink is also appended to its shard's inbox, which the owner takes in
+// batches. The last call on a Timer wins, and a firing is decided by one
+// atomic swap of the Timer's state: see Cancel.
 type Scheduler[T any] struct {
 	d      *driver[T]
 	onFire func(t *Timer[T], now time.Time) time.Duration
-	shards shardSet[schedShard[T]]
+	shards shardSet[inbox[T]]
 
-	// Owner only.
-	spare     []change[T] // the list taken from a shard last time
-	firing    *Timer[T]   // the Timer whose firing checkCancel is deciding
-	cancelled bool        // a Cancel of firing was among the commands taken
-
-	beforeQueue func() // tests only: runs before a command's shard is locked
-}
-
-// schedShard queues Schedule and Cancel commands for the owner. A Timer's
-// commands always go to the same shard (picked by its address), so they
-// take effect in order; the owner takes a shard's whole list at once.
-//
-// cancels counts the Cancels queued in the shard; taken is its value when
-// the owner last took the list. Before the owner fires a Timer, it
-// compares the two for the Timer's shard: if a Cancel has come since, it
-// takes the list first (see checkCancel). That comparison is the moment a
-// firing begins: a Cancel counted before it stops the firing, one counted
-// after it comes too late.
-type schedShard[T any] struct {
-	mu      sync.Mutex
-	pending handoff[change[T]]
-	cancels atomic.Uint32 // written under mu
-	taken   uint32        // owner only, written under mu
-	_       [64]byte
-}
-
-// change is one Schedule or Cancel waiting in a shard for the owner.
-type change[T any] struct {
-	timer *Timer[T]
-	when  int64 // the deadline, from callerDeadline or deadlineAt; dead for a Cancel
+	beforeQueue func() // tests only: runs before a Timer's inbox is locked
 }
 
 // NewScheduler returns a started Scheduler that advances every interval over
@@ -90,18 +60,19 @@ func NewScheduler[T any](interval time.Duration, numSlots int, fire func(t *Time
 		d:      newDriver[T](interval, numSlots, cfg),
 		onFire: fire,
 	}
-	s.shards = newShardSet[schedShard[T]](s.d.shards, nil)
+	s.shards = newShardSet[inbox[T]](s.d.shards, nil)
 	go s.d.run(s)
 	return s, nil
 }
 
 // Schedule arms t to fire after delay, whether or not it is already
 // scheduled: an earlier deadline relinks it, a later one only rewrites its
-// deadline. A Schedule made just before t's old deadline may reach the
-// owner after t fired there; t then fires at both (have fire check the
-// state it acts on, or Cancel first). It returns an error wrapping ErrArgument for a nil t or
-// delay <= 0, and ErrClosed after Stop. O(1); no allocation once the
-// shard's queue has grown to its working size.
+// deadline (one atomic operation, no lock). A Schedule that lands before
+// the owner settles t's firing at its old deadline moves it; one that
+// lands after re-arms it for the new deadline once it has fired (as it
+// would after fire returned). It returns an error wrapping ErrArgument for
+// a nil t or delay <= 0, and ErrClosed after Stop. O(1); no allocation
+// once the shard's inbox has grown to its working size.
 func (s *Scheduler[T]) Schedule(t *Timer[T], delay time.Duration) error {
 	if err := validDelay(delay); err != nil {
 		return err
@@ -109,7 +80,7 @@ func (s *Scheduler[T]) Schedule(t *Timer[T], delay time.Duration) error {
 	if t == nil {
 		return argError("nil timer")
 	}
-	return s.queue(change[T]{t, s.d.callerDeadline(delay)})
+	return s.arm(t, s.d.callerDeadline(delay))
 }
 
 // ScheduleAt is Schedule with a deadline instead of a delay: t fires at the
@@ -124,7 +95,7 @@ func (s *Scheduler[T]) ScheduleAt(t *Timer[T], at time.Time) error {
 	if t == nil {
 		return argError("nil timer")
 	}
-	return s.queue(change[T]{t, s.d.deadlineAt(at)})
+	return s.arm(t, s.d.deadlineAt(at))
 }
 
 // Cancel unschedules t if it is scheduled; a Timer that already fired, or
@@ -132,65 +103,57 @@ func (s *Scheduler[T]) ScheduleAt(t *Timer[T], at time.Time) error {
 // returns (unless t is scheduled again), even when t is already due and
 // the owner is busy firing the Timers of its tick: a fire callback may
 // cancel a sibling due on the same tick. A firing that has begun is not
-// recalled, and Cancel does not wait for it (as time.Timer.Stop). The owner
-// unlinks t, and so stops referencing it, when it takes the command:
-// within about a second, or one interval if that is longer (at the next
-// tick under WithTicker). It returns ErrArgument for a nil t and ErrClosed
-// after Stop. O(1); no allocation once the shard's queue has grown to its
-// working size.
+// recalled, and Cancel does not wait for it (as time.Timer.Stop), but the
+// re-arm its fire returns is dropped. The owner unlinks t, and so stops
+// referencing it, when it takes t from its inbox: within about a second,
+// or one interval if that is longer (at the next tick under WithTicker).
+// It returns ErrArgument for a nil t and ErrClosed after Stop. O(1); no
+// allocation once the shard's inbox has grown to its working size.
 func (s *Scheduler[T]) Cancel(t *Timer[T]) error {
 	if t == nil {
 		return argError("nil timer")
 	}
-	return s.queue(change[T]{t, dead})
-}
-
-// queue appends c to its Timer's shard and tells the owner if c is urgent
-// (see handoff). Urgency is decided with the shard locked, after the
-// append, as the owner protocol requires (see driver). It never waits.
-func (s *Scheduler[T]) queue(c change[T]) error {
 	if s.d.stopped.Load() {
 		return ErrClosed
 	}
-	if s.beforeQueue != nil {
-		s.beforeQueue()
+	if t.deadline() == dead {
+		return nil // not armed: nothing to stop, nothing to unlink
 	}
-	sh := s.shards.open(s.shardOf(c.timer))
-	sh.mu.Lock()
-	var notify bool
-	if c.when == dead {
-		notify = sh.pending.addLocked(c, s.d.removalUrgent())
-		sh.cancels.Add(1)
-	} else {
-		notify = sh.pending.addLocked(c, s.d.urgent(c.when))
-	}
-	sh.mu.Unlock()
+	b := s.shards.open(s.shardOf(t))
+	b.mu.Lock()
+	notify := s.d.cancelLocked(b, t)
+	b.mu.Unlock()
 	if notify {
 		s.d.signal()
 	}
 	return nil
 }
 
-// take applies shard i's queued commands and reports whether there were
-// any. Owner only.
-func (s *Scheduler[T]) take(i int) bool {
-	sh := s.shards.get(i)
-	if sh == nil {
-		return false
+// arm makes t due at tick want: one CAS for a later deadline, else a store
+// and an append to t's inbox, with a signal if the owner must wake for it.
+// It never waits.
+func (s *Scheduler[T]) arm(t *Timer[T], want int64) error {
+	if s.d.stopped.Load() {
+		return ErrClosed
 	}
-	sh.mu.Lock()
-	batch := sh.pending.takeLocked(s.spare)
-	sh.taken = sh.cancels.Load()
-	sh.mu.Unlock()
-	if batch == nil {
-		return false
+	if later(t, want) {
+		return nil
 	}
-	for j := range batch {
-		s.applyChange(&batch[j])
+	if s.beforeQueue != nil {
+		s.beforeQueue()
 	}
-	s.spare = recycle(batch)
-	return true
+	b := s.shards.open(s.shardOf(t))
+	b.mu.Lock()
+	notify := s.d.armLocked(b, t, want)
+	b.mu.Unlock()
+	if notify {
+		s.d.signal()
+	}
+	return nil
 }
+
+// inbox returns shard i's inbox, or nil. Owner side of layer.
+func (s *Scheduler[T]) inbox(i int) *inbox[T] { return s.shards.get(i) }
 
 // Len returns the number of scheduled Timers, counting every command queued
 // before the call. It returns 0 after Stop.
@@ -227,36 +190,16 @@ func (s *Scheduler[T]) Shutdown(ctx context.Context) error {
 	}
 }
 
-// applyChange applies one queued Schedule or Cancel. Owner only.
-func (s *Scheduler[T]) applyChange(c *change[T]) {
-	if c.when != dead {
-		s.d.w.schedule(c.timer, s.d.resolve(c.when))
-		return
-	}
-	s.d.tookRemoval = true
-	// The Timer being fired is unlinked already: the first Cancel of it
-	// counts as the removal of its firing. A Cancel of it once it has been
-	// scheduled again counts when it unlinks it, as for any Timer.
-	first := c.timer == s.firing && !s.cancelled
-	if c.timer == s.firing {
-		s.cancelled = true
-	}
-	if s.d.w.cancel(c.timer) || first {
-		s.d.removedOne()
-	}
-}
-
-// fire calls the fire callback for t and reports a panic or a Goexit (see
-// Panic); t then stays unscheduled.
-func (s *Scheduler[T]) fire(t *Timer[T]) (rearm int64) {
-	if !s.checkCancel(t) {
-		return 0
-	}
-	s.d.fired(t.when)
+// fire calls the fire callback for t, whose firing the owner has settled,
+// and reports a panic or a Goexit (see Panic); t then stays unscheduled.
+func (s *Scheduler[T]) fire(t *Timer[T], due int64) (rearm int64) {
+	s.d.fired(due)
 	returned := false
 	defer func() {
 		if !returned {
 			rearm = 0
+			// On a Goexit the owner does not get to settle t: do it here.
+			t.casDeadline(firing, dead)
 			s.d.cfg.onPanic(recovered(t.Value, recover()))
 		}
 	}()
@@ -273,26 +216,8 @@ func (s *Scheduler[T]) stopped() {}
 
 // shardOf returns the index of t's shard, from its address (a scheduled
 // Timer is on the heap, which does not move) spread by a multiplicative
-// hash: cheaper than maphash, and the owner computes it for every firing.
+// hash: cheaper than maphash.
 func (s *Scheduler[T]) shardOf(t *Timer[T]) int {
 	h := uint64(uintptr(unsafe.Pointer(t))) * 0x9e3779b97f4a7c15
 	return table.Shard(h, s.shards.len())
-}
-
-// checkCancel reports whether t, due and already unlinked by advance, is
-// to fire. If a Cancel has been queued in t's shard since the owner last
-// took it, the owner takes the shard's commands now, in the middle of the
-// slice (the wheel is consistent between two timers), and t fires only if
-// they neither cancelled it nor scheduled it again. Owner only; O(1)
-// unless a Cancel came in t's shard since the last take.
-func (s *Scheduler[T]) checkCancel(t *Timer[T]) bool {
-	i := s.shardOf(t)
-	sh := s.shards.get(i) // not nil: t was scheduled through it
-	if sh.cancels.Load() == sh.taken {
-		return true
-	}
-	s.firing, s.cancelled = t, false
-	s.take(i)
-	s.firing = nil
-	return !s.cancelled && !t.scheduled()
 }

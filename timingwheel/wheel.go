@@ -3,6 +3,7 @@ package timingwheel
 import (
 	"math"
 	"math/bits"
+	"sync/atomic"
 )
 
 // never is the visit tick of an empty slot and the deadline of nothing.
@@ -11,23 +12,74 @@ const never = math.MaxInt64
 // Timer is one entry of a wheel: the handle-level unit that a [Scheduler]
 // schedules and that the keyed [TimingWheel] keeps one of per key.
 //
-// A Timer carries its own list links, so scheduling, moving and cancelling it
-// allocate nothing and need no second index. Callers create a Timer (the zero
-// value is ready), set Value, and hand its address to a Scheduler; from then
-// on the links and the deadline belong to the Scheduler's owner goroutine and
-// must not be touched by anyone else. Value is written by the caller before
-// the first Schedule and read by the fire callback; Schedule hands the
-// Timer over under a lock that the owner takes too, which orders the two.
+// A Timer carries its own list links and its deadline, so scheduling,
+// moving and cancelling it allocate nothing and need no second index.
+// Callers create a Timer (the zero value is ready, and unscheduled), set
+// Value, and hand its address to a Scheduler; from then on its other
+// fields belong to the Scheduler and must not be touched by anyone else.
+// Value is written by the caller before the first Schedule and read by the
+// fire callback; Schedule hands the Timer over with a lock or an atomic
+// operation that the owner goroutine synchronizes with, which orders the
+// two.
 //
 // A Timer must not be copied after its first Schedule, nor handed to two
-// Schedulers.
+// Schedulers. It may be embedded in the caller's own structure.
 type Timer[T any] struct {
-	next, prev *Timer[T] // slot list links; nil while not scheduled
-	when       int64     // absolute tick at which the timer is due
+	next, prev *Timer[T] // slot list links; nil while not linked (owner only)
+	// word is the deadline word, deadline<<1 | queued. The deadline is
+	// the tick the timer is due at (> 0), dead (not armed), firing (the
+	// owner is running its callback), or, under WithTicker, a delay the
+	// owner has still to convert (<= relativeTop). Callers change it
+	// atomically, and only ever to a later tick for a Timer they do not
+	// hand to the owner (see inbox), so a linked Timer's slot comes up no
+	// later than its deadline; the owner fires the timer only by swapping
+	// a due tick to firing. The queued bit says the Timer is in its
+	// shard's inbox; it changes only under that inbox's lock. One word
+	// holds both so that a Timer costs no more than its links, a word and
+	// Value.
+	word atomic.Int64
 
 	// Value is the caller's payload, typically a pointer back to the
 	// structure that embeds the Timer.
 	Value T
+}
+
+// The values of a Timer's deadline that are not ticks.
+const (
+	dead        = 0  // not armed: never scheduled, cancelled, or fired
+	firing      = -1 // the owner won the settle swap and runs the callback
+	relativeTop = -2 // state <= relativeTop is relativeTop - delay (WithTicker)
+)
+
+// deadline returns t's deadline: a tick, dead, firing or relative.
+func (t *Timer[T]) deadline() int64 { return t.word.Load() >> 1 }
+
+// queued reports whether t is in its inbox. Inbox lock held.
+func (t *Timer[T]) queued() bool { return t.word.Load()&1 != 0 }
+
+// setDeadline stores deadline v, keeps the queued bit, and returns the
+// deadline it replaced.
+func (t *Timer[T]) setDeadline(v int64) (old int64) {
+	for {
+		w := t.word.Load()
+		if t.word.CompareAndSwap(w, v<<1|w&1) {
+			return w >> 1
+		}
+	}
+}
+
+// casDeadline replaces deadline old with v, keeping the queued bit, and
+// reports whether the deadline was old.
+func (t *Timer[T]) casDeadline(old, v int64) bool {
+	for {
+		w := t.word.Load()
+		if w>>1 != old {
+			return false
+		}
+		if t.word.CompareAndSwap(w, v<<1|w&1) {
+			return true
+		}
+	}
 }
 
 // scheduled reports whether t sits in a slot list (or the scan list).
@@ -256,12 +308,13 @@ func (w *wheel[T]) topVisit(i int64) int64 {
 	return (cr + d) << sh * w.n
 }
 
-// link places an unlinked timer at tick when (clamped after cur). O(1).
+// link places an unlinked timer in the slot for tick when (clamped after
+// cur). It does not write t's deadline word: when is the word, or a tick
+// no later than it. O(1).
 func (w *wheel[T]) link(t *Timer[T], when int64) {
 	if when <= w.cur {
 		when = w.cur + 1
 	}
-	t.when = when
 	level, idx, at := w.place(when)
 	w.headFor(idx).pushBack(t)
 	if level == 0 {
@@ -274,24 +327,28 @@ func (w *wheel[T]) link(t *Timer[T], when int64) {
 	}
 }
 
-// schedule arms t to fire at tick when, whether or not it is already
-// scheduled. A later deadline for a scheduled timer only rewrites its
-// deadline; an earlier one relinks it. O(1).
+// schedule arms t to fire at tick when (clamped after cur), whether or not
+// it is already scheduled. A later deadline for a scheduled timer only
+// rewrites its deadline word; an earlier one relinks it. O(1).
 func (w *wheel[T]) schedule(t *Timer[T], when int64) {
-	if !t.scheduled() {
+	when = max(when, w.cur+1)
+	if t.scheduled() && when >= t.deadline() {
+		t.setDeadline(when) // lazy: placed again when its current slot comes up
+		return
+	}
+	t.setDeadline(when)
+	w.relink(t)
+}
+
+// relink places t by its deadline word, linked or not: for a Timer whose
+// word a caller has changed. O(1).
+func (w *wheel[T]) relink(t *Timer[T]) {
+	if t.scheduled() {
+		t.unlink()
+	} else {
 		w.count++
-		w.link(t, when)
-		return
 	}
-	if when <= w.cur {
-		when = w.cur + 1
-	}
-	if when >= t.when {
-		t.when = when // lazy: placed again when its current slot comes up
-		return
-	}
-	t.unlink()
-	w.link(t, when)
+	w.link(t, t.deadline())
 }
 
 // cancel unschedules t and reports whether it was scheduled. O(1). The
@@ -307,10 +364,12 @@ func (w *wheel[T]) cancel(t *Timer[T]) bool {
 }
 
 // advance processes every tick up to now in order, visiting the slots that
-// start on those ticks: a timer due on the visited tick fires, any other
-// moves to where it now belongs. fire runs for each due timer after it has
-// been unlinked; when it returns rearm > 0 the timer is linked again at tick
-// rearm (clamped after the tick being processed).
+// start on those ticks: a timer whose deadline word is after the visited
+// tick moves to where it now belongs, any other is handed to fire (a dead
+// one too: fire decides). fire runs after the timer has been unlinked;
+// when it returns rearm > 0 the timer is linked again for tick rearm
+// (clamped after the tick being processed), which fire has stored in its
+// deadline word or which is no later than that word.
 //
 // At most budget entries are examined; advance reports whether work for
 // ticks up to now remains, in which case the caller calls it again (possibly
@@ -331,8 +390,8 @@ func (w *wheel[T]) advance(now int64, budget int, fire func(t *Timer[T]) (rearm 
 		t := w.scan.next
 		t.unlink()
 		budget--
-		if t.when > w.scanAt {
-			w.link(t, t.when) // not due: it belongs further on
+		if when := t.deadline(); when > w.scanAt {
+			w.link(t, when) // not due: it belongs further on
 			continue
 		}
 		w.count--

@@ -86,17 +86,17 @@ func checkWheel[T any](w *wheel[T], placed func(t *Timer[T], exact bool) error) 
 			return fmt.Errorf("level %d slot %d: bit set, visit %d not after cur %d", level, i, at, w.cur)
 		}
 		for j, e := range list {
-			if e.when <= w.cur {
-				return fmt.Errorf("level %d slot %d entry %d: due at %d, not after cur %d", level, i, j, e.when, w.cur)
+			if e.deadline() <= w.cur {
+				return fmt.Errorf("level %d slot %d entry %d: due at %d, not after cur %d", level, i, j, e.deadline(), w.cur)
 			}
-			if at > e.when {
-				return fmt.Errorf("level %d slot %d entry %d: visit %d after its deadline %d", level, i, j, at, e.when)
+			if at > e.deadline() {
+				return fmt.Errorf("level %d slot %d entry %d: visit %d after its deadline %d", level, i, j, at, e.deadline())
 			}
 			if placed != nil {
-				wantLevel, wantIdx, _ := w.place(e.when)
+				wantLevel, wantIdx, _ := w.place(e.deadline())
 				exact := wantLevel == level && wantIdx == idx
 				if err := placed(e, exact); err != nil {
-					return fmt.Errorf("level %d slot %d entry %d due at %d (cur %d): %v", level, i, j, e.when, w.cur, err)
+					return fmt.Errorf("level %d slot %d entry %d due at %d (cur %d): %v", level, i, j, e.deadline(), w.cur, err)
 				}
 			}
 		}
@@ -110,8 +110,8 @@ func checkWheel[T any](w *wheel[T], placed func(t *Timer[T], exact bool) error) 
 		return fmt.Errorf("scan list of %d entries at tick %d, but cur = %d", len(scan), w.scanAt, w.cur)
 	}
 	for i, e := range scan {
-		if e.when < w.scanAt {
-			return fmt.Errorf("scan entry %d: due at %d, before the scanned tick %d", i, e.when, w.scanAt)
+		if e.deadline() < w.scanAt {
+			return fmt.Errorf("scan entry %d: due at %d, before the scanned tick %d", i, e.deadline(), w.scanAt)
 		}
 	}
 	if total != w.count {
@@ -173,7 +173,7 @@ type harness struct {
 	model  map[int]int64 // timer id → deadline tick, for armed timers
 	now    int64         // the target of the last advance
 	last   int64         // tick of the last firing: firings never go back
-	fired  []firing
+	fired  []firedAt
 	rearm  map[int]int64 // id → delay in ticks to re-arm with when it fires
 	// lazy marks the timers moved later since they were last seen at their
 	// exact place: only they may sit elsewhere (further up, or in an
@@ -181,7 +181,7 @@ type harness struct {
 	lazy map[int]bool
 }
 
-type firing struct {
+type firedAt struct {
 	id   int
 	tick int64
 }
@@ -226,8 +226,8 @@ func (h *harness) check(what string, args ...any) {
 		if !tm.scheduled() {
 			h.t.Fatalf("after %s: timer %d due at %d is not scheduled", fmt.Sprintf(what, args...), id, when)
 		}
-		if tm.when != when {
-			h.t.Fatalf("after %s: timer %d due at %d, want %d", fmt.Sprintf(what, args...), id, tm.when, when)
+		if tm.deadline() != when {
+			h.t.Fatalf("after %s: timer %d due at %d, want %d", fmt.Sprintf(what, args...), id, tm.deadline(), when)
 		}
 	}
 }
@@ -249,7 +249,7 @@ func (h *harness) placed(t *Timer[int], exact bool) error {
 // that has passed to the tick after the last one processed.
 func (h *harness) schedule(id int, when int64) {
 	want := max(when, h.w.cur+1)
-	if tm := h.timers[id]; tm.scheduled() && want >= tm.when {
+	if tm := h.timers[id]; tm.scheduled() && want >= tm.deadline() {
 		h.lazy[id] = true
 	} else {
 		delete(h.lazy, id)
@@ -288,9 +288,10 @@ func (h *harness) fire(tm *Timer[int]) int64 {
 	h.last = tick
 	delete(h.model, id)
 	delete(h.lazy, id)
-	h.fired = append(h.fired, firing{id, tick})
+	h.fired = append(h.fired, firedAt{id, tick})
 	if d, ok := h.rearm[id]; ok {
 		h.model[id] = tick + d
+		tm.setDeadline(tick + d) // the caller of advance stores the word
 		return tick + d
 	}
 	return 0
@@ -753,12 +754,13 @@ func TestWheelTouchesEachTimerOncePerLevel(t *testing.T) {
 			// A call that returns true examined exactly one entry.
 			fired, rearms, examined := 0, 0, 0
 			fire := func(tm *Timer[int]) int64 {
-				if tm.when != w.scanAt {
-					t.Fatalf("timer %d due at %d fired at %d", tm.Value, tm.when, w.scanAt)
+				if tm.deadline() != w.scanAt {
+					t.Fatalf("timer %d due at %d fired at %d", tm.Value, tm.deadline(), w.scanAt)
 				}
 				if tm == traffic {
 					rearms++
 					if w.scanAt+period <= horizon {
+						tm.setDeadline(w.scanAt + period)
 						return w.scanAt + period
 					}
 					return 0
