@@ -41,7 +41,7 @@ func fill(c *Cache[uint64, uint64], from, to uint64) *Cache[uint64, uint64] {
 // Measured on the heap after a collection: an empty cache (Limit 0 and
 // 1000) within 16 KiB, and a cache of 1,000 entries within twice what its
 // entries themselves take (the heap each entry adds to a large cache:
-// node, expiry and index slots).
+// node, with its timer, and index slots).
 func TestSmallCachesStaySmall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("measures the heap of caches of up to 20,000 entries")
