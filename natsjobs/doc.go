@@ -56,7 +56,9 @@
 //     cron activation. A run starts only after the server confirmed that
 //     its message is still stored (one round trip), and cancelling or
 //     replacing removes that message; a run the server confirmed before
-//     the Cancel keeps running.
+//     the Cancel keeps running. A cron job's schedule and its current
+//     activation are removed in one step, so that no activation re-arms
+//     the job after Cancel.
 //   - One of N: each delivery goes to exactly one worker of the queue. A
 //     job runs twice only if a worker died (or lost the server) while
 //     running it, before its success was stored: handlers should be

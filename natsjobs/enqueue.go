@@ -87,7 +87,7 @@ func existsErr(j Job) error {
 // same step as the store (Keep and Refuse).
 func expectNone(msg *nats.Msg, j Job) {
 	msg.Header[jetstream.ExpectedLastSubjSeqHeader] = []string{"0"}
-	msg.Header[jetstream.ExpectedLastSubjSeqSubjHeader] = []string{"natsjobs." + j.Queue + ".*." + j.ID}
+	msg.Header[jetstream.ExpectedLastSubjSeqSubjHeader] = []string{jobSubjects(j.Queue, j.ID)}
 }
 
 // Headers this package adds to a job's messages.
@@ -223,7 +223,8 @@ func (c *Client) replaceReady(ctx context.Context, msg *nats.Msg, j Job) error {
 const replaceTries = 10
 
 // testHookPurged, if set, is called after replaceReady (or EnqueueBatch)
-// purged the ready message of j and before it stores j's schedule.
+// purged the ready message of j and before it stores j's schedule, and
+// between Cancel's two purges.
 var testHookPurged func(j Job)
 
 // prepare validates j and builds its message for time t (see enqueue),
@@ -369,12 +370,14 @@ func (c *Client) apiErr(what string, err error) error {
 }
 
 // Cancel removes the job with this Queue and ID: its schedule, its due
-// copy, its pending retries. It reports whether anything was removed.
-// Once it returned, no removed copy starts: not one a worker already
-// received and holds until due, nor one a runner is about to start (each
-// run first checks with the server that its copy is still stored). A run
-// already started finishes, but is neither retried nor dead-lettered if
-// it fails; Cancel does not wait for it.
+// copy, its pending retries; for a cron job, its next activation and the
+// current one, so that it fires no more. It reports whether anything was
+// removed. Once it returned, no removed copy starts: not one a worker
+// already received and holds until due, nor one a runner is about to
+// start (each run first checks with the server that its copy is still
+// stored). A run already started finishes, but is neither retried nor
+// dead-lettered if it fails, and a cron activation that started does not
+// store the next one; Cancel does not wait for it.
 func (c *Client) Cancel(ctx context.Context, queue, id string) (bool, error) {
 	if err := c.checkQueue(queue); err != nil {
 		return false, err
@@ -385,17 +388,27 @@ func (c *Client) Cancel(ctx context.Context, queue, id string) (bool, error) {
 	if err := c.ready(); err != nil {
 		return false, err
 	}
-	// Two exact purges, not one with a wildcard: after a wildcard purge the
-	// server's per-consumer pending counts (which Stats reports) go stale.
-	var removed uint64
-	for _, subject := range []string{schedSubject(queue, id), readySubject(queue, id)} {
-		n, err := c.purge(ctx, queue, subject)
-		if err != nil {
-			return removed > 0, err
-		}
-		removed += n
+	// First the ready copy, by its exact subject: a cron activation
+	// re-arms (stores its successor's schedule) only on condition that
+	// its copy is still the job's ready message, so no re-arm succeeds
+	// after this. Then the schedule and any ready copy it fired meanwhile,
+	// in one step (a wildcard over both subjects): removing the schedule
+	// alone would leave that copy, whose run would re-arm the job. The
+	// exact purge comes first because the server tells the workers'
+	// consumer (its pending counts, which Stats reports) about a single
+	// purged message under the purge's filter rather than its subject, and
+	// the consumer ignores a filter outside its own, as the wildcard is;
+	// the wildcard then removes the schedule, or in that race a fresh copy,
+	// whose count may stay one too high.
+	removed, err := c.purge(ctx, queue, readySubject(queue, id))
+	if err != nil {
+		return false, err
 	}
-	return removed > 0, nil
+	if h := testHookPurged; h != nil {
+		h(Job{Queue: queue, ID: id})
+	}
+	n, err := c.purge(ctx, queue, jobSubjects(queue, id))
+	return removed+n > 0, err
 }
 
 // purge removes the messages on subject from the

@@ -109,11 +109,11 @@ func ExampleWorkOptions() {
 	stop()
 	fmt.Println(<-cause)
 	fmt.Println(<-done)
-	st, _ := c.Stats(ctx, "reports")
-	fmt.Println("due again:", st.Due)
+	st, _ := c.QueueStats(ctx, "reports")
+	fmt.Println("pending again:", st.Pending)
 	// Output:
 	// start monthly attempt 1
 	// natsjobs: worker stopped
 	// <nil>
-	// due again: 1
+	// pending again: 1
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -227,6 +228,78 @@ func TestCancelFinalCron(t *testing.T) {
 	// Nothing of the job is left on the server to fire again.
 	if st := statsSettle(t, c, Stats{}); st != (Stats{}) {
 		t.Fatalf("Stats after Cancel = %+v; want none", st)
+	}
+}
+
+// Cancel takes a cron job's schedule and its current activation so that
+// no activation re-arms it afterwards. A runner that took an activation
+// re-arms it (stores the next one) on condition that its copy is still
+// the job's ready message, and the schedule fires a new copy while no
+// copy is ready. Cancel used to remove the schedule and then the copy, in
+// two requests: a re-arm between them survived, Cancel returned (false,
+// when the run also finished in between) and the job fired on and on
+// (TestClusterR3LosesNothing's "Cancel(tick) = false", about 1 run in 10).
+// Each case lets the chain move between Cancel's first and second request.
+func TestCancelCronBetweenPurges(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// heldBefore: a runner holds an activation when Cancel starts
+		// and is let go after Cancel's first request; otherwise the
+		// schedule waits, and Cancel goes on once it fired a copy that
+		// a runner took (let go after Cancel returned).
+		heldBefore bool
+	}{{"re-arm between", true}, {"fire between", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := open(t, Config{})
+			ctx := context.Background()
+			var blocking atomic.Bool
+			blocking.Store(tc.heldBefore)
+			taken, release := make(chan struct{}, 1), make(chan struct{})
+			testHookRun = func(id string) {
+				if blocking.Load() {
+					taken <- struct{}{}
+					<-release
+				}
+			}
+			t.Cleanup(func() { testHookRun = nil })
+			withdrawn := hookCh(t, &testHookWithdrawn)
+			runs := runsOf(t, c, WorkOptions{}, nil)
+			if err := c.EnqueueCron(ctx, Job{Queue: "q", ID: "tick"}, "@every 1s", nil); err != nil {
+				t.Fatal(err)
+			}
+			if tc.heldBefore {
+				recv(t, taken, "activation taken by a runner")
+			} else {
+				recv(t, runs, "first activation's run") // it stored the next one first
+			}
+			testHookPurged = func(Job) {
+				testHookPurged = nil
+				if tc.heldBefore {
+					close(release)
+					return
+				}
+				blocking.Store(true)
+				recv(t, taken, "next activation taken by a runner")
+			}
+			t.Cleanup(func() { testHookPurged = nil })
+			ok, err := c.Cancel(ctx, "q", "tick")
+			if !tc.heldBefore {
+				close(release)
+			}
+			select { // what the activation taken meanwhile did
+			case <-withdrawn:
+			case r := <-runs:
+				t.Errorf("an activation taken during Cancel ran (%q), want it withdrawn", r)
+			case <-time.After(30 * time.Second):
+				t.Errorf("the activation taken during Cancel was neither run nor withdrawn within 30 s")
+			}
+			if !ok || err != nil {
+				t.Errorf("Cancel = %v, %v; want true, nil", ok, err)
+			}
+			if j, err := c.Get(ctx, "q", "tick"); !errors.Is(err, ErrNotFound) {
+				t.Fatalf("after Cancel: Get = %+v, %v; want ErrNotFound (the job would fire again)", j, err)
+			}
+		})
 	}
 }
 

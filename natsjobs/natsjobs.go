@@ -386,6 +386,7 @@ func advStream(q string) string        { return "natsjobs_" + q + "_adv" }
 func schedSubject(q, id string) string { return "natsjobs." + q + ".s." + id }
 func readySubject(q, id string) string { return "natsjobs." + q + ".r." + id }
 func deadSubject(q, id string) string  { return "natsjobs." + q + ".dead." + id }
+func jobSubjects(q, id string) string  { return "natsjobs." + q + ".*." + id } // schedule and ready
 func advSubject(q string) string {
 	return "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES." + workStream(q) + "." + workerConsumer
 }

@@ -19,10 +19,10 @@ type State int
 const (
 	// Scheduled jobs wait on the server for their time: delayed jobs,
 	// cron jobs between activations, retries waiting more than a second.
-	// (Stats counts them as Pending.)
+	// (The deprecated Stats calls them Pending.)
 	Scheduled State = iota + 1
 	// Pending jobs are due and wait for a free worker, or for their
-	// queue to be resumed. (Stats counts them as Due.)
+	// queue to be resumed. (The deprecated Stats calls them Due.)
 	Pending
 	// Running jobs were handed to a worker and have no outcome yet:
 	// running, held by the worker until due (up to a second), waiting out

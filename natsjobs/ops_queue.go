@@ -128,9 +128,11 @@ func (c *Client) purgeStream(ctx context.Context, stream, filter string) (uint64
 type QueueStats struct {
 	Queue  string
 	Paused bool
-	// Jobs by State, from three requests to the server read one after the
-	// other (as Stats: a job moving meanwhile may be counted twice or not
-	// at all).
+	// Jobs by State (disjoint: their sum is the number of live jobs and
+	// dead letters), from three requests to the server read one after the
+	// other: a job moving meanwhile may be counted twice or not at all, and
+	// the server's count of Pending jobs may trail a burst of writes by a
+	// moment (the difference shows as Scheduled).
 	Scheduled, Pending, Running, Dead int
 	// Retrying counts the Running jobs delivered more than once.
 	Retrying int
@@ -202,7 +204,9 @@ func (c *Client) QueueStats(ctx context.Context, queue string) (QueueStats, erro
 		return QueueStats{}, c.apiErr("stats", err)
 	}
 	st := QueueStats{Queue: queue, Paused: w.Paused, At: time.Now()}
-	// As in Stats: redeliveries are counted only while in progress.
+	// The server keeps counting a message as redelivered after it was
+	// deleted by hand (a dead-lettered crash loop): count only as many
+	// retries as there are deliveries in progress.
 	st.Retrying = min(w.NumRedelivered, w.NumAckPending)
 	st.Running = w.NumAckPending
 	st.Pending = int(w.NumPending)

@@ -6,11 +6,19 @@ import (
 
 // Stats counts a queue's jobs, as the server sees them at one moment. The
 // first four are disjoint: their sum is the number of live jobs.
+//
+// Deprecated: Use QueueStats, whose counts are named by State as List,
+// Get, the natsjobs command and the console name them. Stats' words differ:
+// its Pending is State Scheduled (QueueStats.Scheduled), its Due is State
+// Pending (QueueStats.Pending), and its Running plus Retrying is State
+// Running (QueueStats.Running, of which QueueStats.Retrying).
 type Stats struct {
 	// Pending jobs wait on the server for their time: delayed jobs, cron
 	// jobs between activations, and retries waiting more than a second.
+	// (State Scheduled; QueueStats.Scheduled.)
 	Pending int
-	// Due jobs are ready and not yet handed to a worker.
+	// Due jobs are ready and not yet handed to a worker. (State Pending;
+	// QueueStats.Pending.)
 	Due int
 	// Running jobs are on their first delivery to a worker, not finished
 	// (including up to a second of waiting in the worker's wheel).
@@ -28,6 +36,8 @@ type Stats struct {
 // meanwhile may be counted in neither or in both, and the server's count
 // of due jobs may trail a burst of writes by a moment (the difference
 // shows as Pending).
+//
+// Deprecated: Use QueueStats (see Stats for how the names map).
 func (c *Client) Stats(ctx context.Context, queue string) (Stats, error) {
 	if err := c.checkQueue(queue); err != nil {
 		return Stats{}, err

@@ -85,11 +85,11 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	case "run":
 		return serve(ctx, c, out)
 	case "stats":
-		st, err := c.Stats(ctx, queue)
+		st, err := c.QueueStats(ctx, queue)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "pending %d, due %d, running %d, retrying %d, dead %d\n", st.Pending, st.Due, st.Running, st.Retrying, st.Dead)
+		fmt.Fprintf(out, "scheduled %d, pending %d, running %d (retrying %d), dead %d\n", st.Scheduled, st.Pending, st.Running, st.Retrying, st.Dead)
 	default:
 		return fmt.Errorf("unknown command %q", cmd)
 	}

@@ -35,7 +35,7 @@ func TestTimeoutsOutliveTheProcess(t *testing.T) {
 	if got, want := cmd(t, store, "pay", "A-2", "B-9"), "paid A-2\nrefused B-9: not pending (cancelled already, or unknown)\n"; got != want {
 		t.Errorf("pay output %q, want %q", got, want)
 	}
-	if got, want := cmd(t, store, "stats"), "pending 2, due 0, running 0, retrying 0, dead 0\n"; got != want {
+	if got, want := cmd(t, store, "stats"), "scheduled 2, pending 0, running 0 (retrying 0), dead 0\n"; got != want {
 		t.Errorf("stats %q, want %q", got, want)
 	}
 
@@ -112,7 +112,7 @@ func TestDefaultStoreOutsideWorkingDir(t *testing.T) {
 	if err := run(context.Background(), []string{"stats"}, &out); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := out.String(), "pending 0, due 0, running 0, retrying 0, dead 0\n"; got != want {
+	if got, want := out.String(), "scheduled 0, pending 0, running 0 (retrying 0), dead 0\n"; got != want {
 		t.Errorf("stats %q, want %q", got, want)
 	}
 	if entries, err := os.ReadDir(wd); err != nil || len(entries) != 0 {
