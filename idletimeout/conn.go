@@ -245,6 +245,14 @@ func (c *Conn) reap(v verdict) bool {
 	}
 	c.reaped.Store(uint32(v.Reason)) // before the close that fails pending I/O
 	c.left(stateClosed, v.Reason)
+	if v.Reason == ReasonWriteRate {
+		// The peer holds the bytes queued to it, which a plain close
+		// would keep sending at its pace: reset instead, so the kernel
+		// drops them and the peer learns at once.
+		if sl, ok := c.inner.(interface{ SetLinger(int) error }); ok {
+			sl.SetLinger(0)
+		}
+	}
 	c.inner.Close()
 	return true
 }
