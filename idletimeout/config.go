@@ -55,6 +55,14 @@ type Config struct {
 	// tls.Conn.HandshakeContext with a deadline.
 	FirstByteTimeout time.Duration
 
+	// HandshakeTimeout reaps a connection served through NewTLSListener
+	// whose TLS handshake has not completed this long after it was
+	// accepted, whatever the other timeouts say: a client that connects
+	// and sends nothing, or part of a ClientHello, or stalls before its
+	// Finished. Other connections ignore it. Zero disables it, negative
+	// is an error.
+	HandshakeTimeout time.Duration
+
 	// MinReadRate and MinWriteRate, in bytes per second, reap a connection
 	// whose transfer in that direction runs slower, once it has lasted
 	// RateGrace: a client that trickles a request (slowloris, a slow body)
@@ -148,6 +156,7 @@ type settings struct {
 	onIdle  func(Event) Action
 
 	firstByte   int64    // FirstByteTimeout, ns
+	handshake   int64    // HandshakeTimeout, ns
 	rate        [2]int64 // MinReadRate, MinWriteRate, bytes/s
 	grace       int64    // RateGrace, ns (when a rate is set)
 	maxAge      int64    // MaxAge, ns
@@ -262,12 +271,14 @@ const (
 	ReasonWriteRate
 	// ReasonMaxAge: MaxAge.
 	ReasonMaxAge
+	// ReasonHandshake: HandshakeTimeout, a TLS handshake not completed.
+	ReasonHandshake
 
-	numReasons = 8 // index 0 unused
+	numReasons = 9 // index 0 unused
 )
 
 // String returns "idle", "read", "write", "first byte", "read rate",
-// "write rate" or "max age".
+// "write rate", "max age" or "handshake".
 func (r Reason) String() string {
 	switch r {
 	case ReasonIdle:
@@ -284,6 +295,8 @@ func (r Reason) String() string {
 		return "write rate"
 	case ReasonMaxAge:
 		return "max age"
+	case ReasonHandshake:
+		return "handshake"
 	}
 	return fmt.Sprintf("Reason(%d)", uint8(r))
 }
@@ -330,7 +343,8 @@ type Event struct {
 	// Idle is how long the connection had no activity of the kind Reason
 	// counts. It is a lower bound: at least the timeout, and at most one
 	// Resolution (plus scheduling delay) short of the truth. For the other
-	// limits it is the connection's age (ReasonFirstByte, ReasonMaxAge) or
+	// limits it is the connection's age (ReasonFirstByte, ReasonMaxAge,
+	// ReasonHandshake) or
 	// how long the slow transfer ran (the rates).
 	Idle time.Duration
 	// Count is 1 for the first event of a stretch of idleness and grows by

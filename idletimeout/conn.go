@@ -95,8 +95,9 @@ type Conn struct {
 	// byte after one stores the activity clock in rfrom or wfrom.
 	rbytes, wbytes atomic.Uint64
 	rfrom, wfrom   atomic.Int64
-	counts         bool // cfg.counts, here to spare the hot path a load
-	awaitsHead     atomic.Bool
+	counts         bool         // cfg.counts, here to spare the hot path a load
+	awaitsHead     atomic.Bool  // set by ConnState: tracked, it awaits a request head
+	handshakeDue   atomic.Int64 // NewTLSListener: when HandshakeTimeout ends; 0 once done
 
 	timer timingwheel.Timer[*Conn]
 
@@ -244,6 +245,14 @@ func (c *Conn) reap(v verdict) bool {
 	}
 	c.reaped.Store(uint32(v.Reason)) // before the close that fails pending I/O
 	c.left(stateClosed, v.Reason)
+	if v.Reason == ReasonWriteRate {
+		// The peer holds the bytes queued to it, which a plain close
+		// would keep sending at its pace: reset instead, so the kernel
+		// drops them and the peer learns at once.
+		if sl, ok := c.inner.(interface{ SetLinger(int) error }); ok {
+			sl.SetLinger(0)
+		}
+	}
 	c.inner.Close()
 	return true
 }

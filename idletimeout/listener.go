@@ -120,6 +120,7 @@ type Stats struct {
 	ReapedFirstByte                     uint64 // reaped by FirstByteTimeout
 	ReapedReadRate, ReapedWriteRate     uint64 // reaped below MinReadRate, MinWriteRate
 	ReapedMaxAge                        uint64 // closed by MaxAge (at a quiet moment or after MaxAgeGrace)
+	ReapedHandshake                     uint64 // reaped by HandshakeTimeout
 
 	Released uint64 // connections released from tracking (e.g. hijacked)
 	Events   uint64 // expired timeouts found: OnIdle calls and reaps, also those called off by later activity
@@ -144,6 +145,7 @@ func (l *Listener) Stats() Stats {
 		ReapedReadRate:  s.reaped[ReasonReadRate].Load(),
 		ReapedWriteRate: s.reaped[ReasonWriteRate].Load(),
 		ReapedMaxAge:    s.reaped[ReasonMaxAge].Load(),
+		ReapedHandshake: s.reaped[ReasonHandshake].Load(),
 		Released:        s.released.Load(),
 		Events:          s.events.Load(),
 		Kept:            s.kept.Load(),

@@ -27,7 +27,8 @@ func (s *settings) validateMatrix(c Config) error {
 	for _, f := range []struct {
 		name string
 		d    time.Duration
-	}{{"FirstByteTimeout", c.FirstByteTimeout}, {"RateGrace", c.RateGrace}, {"MaxAge", c.MaxAge}, {"MaxAgeGrace", c.MaxAgeGrace}} {
+	}{{"FirstByteTimeout", c.FirstByteTimeout}, {"HandshakeTimeout", c.HandshakeTimeout}, {"RateGrace", c.RateGrace},
+		{"MaxAge", c.MaxAge}, {"MaxAgeGrace", c.MaxAgeGrace}} {
 		if f.d < 0 {
 			return fmt.Errorf("%w: %s %v, want >= 0", ErrInvalidConfig, f.name, f.d)
 		}
@@ -38,6 +39,10 @@ func (s *settings) validateMatrix(c Config) error {
 	s.firstByte = int64(c.FirstByteTimeout)
 	if s.firstByte > 0 {
 		s.shorter(s.firstByte)
+	}
+	s.handshake = int64(c.HandshakeTimeout)
+	if s.handshake > 0 {
+		s.shorter(s.handshake)
 	}
 	s.rate = [2]int64{int64(c.MinReadRate), int64(c.MinWriteRate)}
 	if s.rates() {
@@ -156,6 +161,13 @@ func (t *tracker) judge(c *Conn, paused bool, nowNs int64) (v verdict, hard bool
 		next = min(next, at)
 	}
 
+	if hs := c.handshakeDue.Load(); hs != 0 {
+		if hs <= nowNs {
+			return ev(ReasonHandshake, nowNs-c.born), true, 0, false
+		}
+		next = min(next, hs)
+	}
+
 	if s.rates() {
 		if c.rs == nil {
 			c.rs = &rateState{lastWs: c.born, lastPaused: paused} // as at the wrap: no byte yet
@@ -173,7 +185,10 @@ func (t *tracker) judge(c *Conn, paused bool, nowNs int64) (v verdict, hard bool
 				c.rbytes.Or(transferBit) // the next read begins a transfer
 			}
 		}
-		if read && rs.rx.start == 0 {
+		// Bytes read since the last look begin a transfer unless a
+		// boundary came after them all (the bit is set again): the end of
+		// a request answered before this look.
+		if read && rs.rx.start == 0 && rv&transferBit == 0 {
 			rs.rx = window{t.transferStart(rv, &c.rfrom, wrote, ws, nowNs), rs.lastR}
 		}
 		if rs.rx.start != 0 && s.rate[0] > 0 {

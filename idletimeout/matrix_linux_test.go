@@ -72,6 +72,13 @@ func TestWriteRateSlowReaderReaped(t *testing.T) {
 	go pacedRead(client, 8, 100*time.Millisecond)
 	err := <-wrote
 	took := time.Since(start)
+	// The reap resets the connection: the server's kernel drops the bytes
+	// queued to the client instead of trickling them to it after the
+	// close, and the client's socket learns at once (its receive buffer
+	// still holds what had arrived).
+	if got := soErrorWithin(t, client, 5*time.Second); got != syscall.ECONNRESET {
+		t.Errorf("client socket error after the reap: %v, want ECONNRESET", got)
+	}
 	var ie *IdleError
 	if !errors.As(err, &ie) || ie.Reason != ReasonWriteRate {
 		t.Fatalf("the blocked Write returned %v, want an *IdleError for the write rate", err)
@@ -171,4 +178,22 @@ func TestWriteRateResumedWithBytesQueuedNeverCut(t *testing.T) {
 		t.Errorf("Stats %+v: an honest reader of a queued response was cut", st)
 	}
 	t.Logf("read %d bytes, longest gap %v", got, gap)
+}
+
+// soErrorWithin polls c's pending socket error (SO_ERROR) until it is set
+// or d has passed, and returns it.
+func soErrorWithin(t *testing.T, c net.Conn, d time.Duration) syscall.Errno {
+	t.Helper()
+	rc, err := c.(*net.TCPConn).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for end := time.Now().Add(d); ; {
+		var v int
+		rc.Control(func(fd uintptr) { v, _ = syscall.GetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_ERROR) })
+		if v != 0 || time.Now().After(end) {
+			return syscall.Errno(v)
+		}
+		time.Sleep(10 * time.Millisecond) // polling a kernel flag: nothing to wait on
+	}
 }

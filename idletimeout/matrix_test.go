@@ -339,6 +339,7 @@ func TestMatrixConfigValidation(t *testing.T) {
 		field string
 	}{
 		{"FirstByteTimeout", Config{FirstByteTimeout: -1}, "FirstByteTimeout"},
+		{"HandshakeTimeout", Config{HandshakeTimeout: -1}, "HandshakeTimeout"},
 		{"RateGrace", Config{MinReadRate: 1, RateGrace: -1}, "RateGrace"},
 		{"MinReadRate", Config{MinReadRate: -1}, "MinReadRate"},
 		{"MinWriteRate", Config{MinWriteRate: -5}, "MinWriteRate"},

@@ -1,6 +1,7 @@
 package idletimeout
 
 import (
+	"io"
 	"net/http"
 	"testing"
 	"testing/synctest"
@@ -105,6 +106,39 @@ func TestReadRateWaitingClientNeverJudged(t *testing.T) {
 		synctest.Wait()
 		if st := l.Stats(); st.Closed != 0 {
 			t.Errorf("Stats %+v: a client waiting for its answer was judged", st)
+		}
+		client.Close()
+	})
+}
+
+// TestReadRateKeepAliveBetweenRequestsNotJudged: under ConnState, a
+// keep-alive client whose request (36 bytes, below what RateGrace at the
+// rate asks) was read, paused, answered and resumed between two looks of
+// the timer, and who then waits 10 × RateGrace (under the idle timeout),
+// is not judged: that request's bytes ended with its answer, and silence
+// counts only inside a head.
+func TestReadRateKeepAliveBetweenRequestsNotJudged(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := headConfig
+		cfg.IdleTimeout = time.Minute
+		l, pl := newPipeServer(t, cfg)
+		defer l.Close()
+		server, client := pair(t, l, pl)
+		ConnState(server, http.StateNew)
+		drain(client)
+		time.Sleep(cfg.RateGrace/4 + tRes/2) // just after a look
+		req := "GET /small HTTP/1.1\r\nHost: bench\r\n\r\n"
+		go client.Write([]byte(req))
+		if _, err := io.ReadFull(server, make([]byte, len(req))); err != nil {
+			t.Fatal(err)
+		}
+		ConnState(server, http.StateActive)
+		server.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
+		ConnState(server, http.StateIdle)
+		time.Sleep(10 * cfg.RateGrace)
+		synctest.Wait()
+		if st := l.Stats(); st.Closed != 0 {
+			t.Errorf("Stats %+v: a keep-alive client between requests was judged", st)
 		}
 		client.Close()
 	})
