@@ -81,29 +81,33 @@
 //
 // SetTimer, MoveTimer and RemoveTimer are O(1) in the caller's goroutine:
 // a lookup in a sharded key index and one shard lock (8 × GOMAXPROCS
-// shards, 8 to 256, each allocated when first used), none at all for MoveTimer to a later deadline. A new
-// timer, an earlier deadline or a removal is also queued for the owner,
-// which takes the queues in batches when it wakes: O(shards) per wake-up,
-// not per call. A timer due beyond one rotation waits in coarser levels
-// and is moved down as its time approaches: it is looked at once per
-// level at most (a handful in all, whatever the delay). Memory: one
-// Timer per pending timer (64 bytes for a string key and an int value)
-// plus a 9-byte index slot at 7/16 to 7/8 load, about 83 bytes per timer
-// at a million.
+// shards, 8 to 256, each allocated when first used), and for MoveTimer to
+// a later deadline no lock at all, one compare-and-swap. A new timer, an
+// earlier deadline or a removal is also appended to the shard's inbox,
+// which the owner takes whole when it wakes: O(shards) per wake-up, not
+// per call. A timer due beyond one rotation waits in coarser levels and
+// is moved down as its time approaches: it is looked at once per level at
+// most (a handful in all, whatever the delay). Memory: one Timer per
+// pending timer (48 bytes for a string key and an int value) plus a
+// 9-byte index slot at 7/16 to 7/8 load, about 67 bytes per timer at a
+// million.
 //
-// # The owner protocol in ten names
+// # The owner protocol in eleven names
 //
-// Timer (links and when, the owner's; Value, the caller's); state, the
-// Timer's atomic deadline word (a tick, dead, or firing); the inbox of
-// each shard and the Timer's queued bit (a new timer, an earlier deadline
-// or a cancel stores state and appends the Timer once); lazy later (a
-// later deadline is one CAS of state); the settle CAS (deadline → firing
-// decides a firing; firing → dead or re-arm after the callback); the
-// owner loop (take inboxes, advance, sleep); pickup and ready (a change
-// due before the owner's published wake-up signals it); lazy removal (a
-// cancel waits up to lazyWait for the owner); the relative deadline
-// (WithTicker only); the owner's restart after a Goexit. The picture and
-// the 27 names they replace are in doc/design/timingwheel-protocol.md.
+// Timer (its links are the owner's, Value the caller's); the deadline
+// word (one atomic word per Timer: a tick, dead, firing, or under
+// WithTicker a relative delay, and the queued bit); the inbox of each
+// shard (a new timer, an earlier deadline or a cancel stores the deadline
+// and appends the Timer once); lazy later (a later deadline is one CAS);
+// the settle CAS (a due tick → firing decides a firing; firing → dead or
+// the re-arm afterwards, unless a caller stored meanwhile); the owner loop
+// (take the inboxes, advance by slices, sleep until the next visit);
+// pickup and ready (a change due before the owner's published wake-up
+// signals it); lazy removal (a cancel waits up to lazyWait, or until 256
+// changes queue); the relative deadline (WithTicker only); the owner's
+// restart after a Goexit; call (Scheduler.Len's wait for the owner). The
+// picture, and the 27 names they replace, are in
+// doc/design/timingwheel-protocol.md.
 //
 // # Observing
 //

@@ -457,9 +457,19 @@ func (d *driver[T]) run(l layer[T]) {
 			go d.run(l)
 			return
 		}
-		// Unschedule whatever is left, so a stopped wheel holds no links
-		// into its callers' Timers and they can be scheduled elsewhere.
-		d.w.drain(func(*Timer[T]) {})
+		// Unschedule whatever is left, queued or linked, so a stopped
+		// wheel holds no links into its callers' Timers, and disarm them
+		// (dead, not queued) so that another Scheduler takes them up.
+		for i := range d.shards {
+			if b := l.inbox(i); b != nil {
+				b.mu.Lock()
+				for _, t := range b.takeLocked(nil) {
+					t.word.Store(0)
+				}
+				b.mu.Unlock()
+			}
+		}
+		d.w.drain(func(t *Timer[T]) { t.word.Store(0) })
 		d.publish()
 		l.stopped()
 		close(d.done)

@@ -109,3 +109,45 @@ func TestSchedulerStopUnlinksTimers(t *testing.T) {
 		}
 	})
 }
+
+// TestSchedulerStopDisarmsTimers: Stop leaves every Timer not armed, its
+// deadline dead and its queued bit clear, so that another Scheduler takes
+// it up whatever the new deadline. Before the fix a Timer kept the stopped
+// Scheduler's deadline, and a later deadline on the new one was taken as a
+// lazy move of a Timer already linked: it never fired.
+func TestSchedulerStopDisarmsTimers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var linked, queued Timer[int]
+		noop := func(*Timer[int], time.Time) time.Duration { return 0 }
+		s1, err := NewScheduler(10*time.Millisecond, 8, noop)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s1.Schedule(&linked, time.Hour)
+		s1.Len() // barrier: linked is in the wheel
+		s1.Schedule(&queued, time.Hour)
+		s1.Stop()
+		for _, tm := range []*Timer[int]{&linked, &queued} {
+			if got, want := tm.word.Load(), int64(0); got != want {
+				t.Errorf("word after Stop = %#x, want %#x (dead, not queued)", got, want)
+			}
+		}
+		fired := make(chan time.Duration, 2)
+		start := time.Now()
+		s2, err := NewScheduler(10*time.Millisecond, 8, func(*Timer[int], time.Time) time.Duration {
+			fired <- time.Since(start)
+			return 0
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s2.Stop()
+		s2.Schedule(&linked, 2*time.Hour)
+		s2.Schedule(&queued, 2*time.Hour)
+		for range 2 {
+			if got, want := <-fired, 2*time.Hour; got != want {
+				t.Errorf("reused Timer fired after %v, want %v", got, want)
+			}
+		}
+	})
+}
