@@ -119,7 +119,7 @@ func (c *cache[K, V]) loadMany(ctx context.Context, mine []bulkKey[K, V]) {
 			begin := c.now()
 			var l Loaded[V]
 			var err error
-			guard(false, func() { l, err = c.loader(ctx, k.key) }, func(failure error) {
+			guard(&k.key, false, func() { l, err = c.loader(ctx, k.key) }, func(failure error) {
 				if failure != nil {
 					l, err = Loaded[V]{}, failure
 					if p, ok := failure.(*PanicError); ok && perr == nil {
@@ -145,7 +145,7 @@ func (c *cache[K, V]) loadMany(ctx context.Context, mine []bulkKey[K, V]) {
 	begin := c.now()
 	var m map[K]Loaded[V]
 	var err error
-	guard(true, func() { m, err = c.bulk(ctx, keys) }, func(failure error) {
+	guard[K](nil, true, func() { m, err = c.bulk(ctx, keys) }, func(failure error) {
 		if failure != nil {
 			m, err = nil, failure
 		}

@@ -91,7 +91,7 @@ func (c *cache[K, V]) compute(key K, fn func(V, bool) (V, Action)) (V, bool) {
 // it; it always releases the key.
 func (c *cache[K, V]) runCompute(s *shard[K, V], key K, h uint64, cl *call[V], old V, found bool, fn func(V, bool) (V, Action)) (v V, ok bool) {
 	var a Action
-	guard(true, func() { v, a = fn(old, found) }, func(failure error) {
+	guard(&key, true, func() { v, a = fn(old, found) }, func(failure error) {
 		var p pending[K, V]
 		var np pending[K, struct{}]
 		w, fits := int64(1), true

@@ -225,7 +225,7 @@ func (c *cache[K, V]) loadOne(ctx context.Context, s *shard[K, V], key K, h uint
 	begin := c.now() // for Stats.LoadTime
 	var l Loaded[V]
 	var err error
-	guard(true, func() { l, err = fn(ctx) }, func(failure error) {
+	guard(&key, true, func() { l, err = fn(ctx) }, func(failure error) {
 		if failure != nil {
 			l, err = Loaded[V]{}, failure
 		} else if err == nil && l.Err != nil {
@@ -237,9 +237,11 @@ func (c *cache[K, V]) loadOne(ctx context.Context, s *shard[K, V], key K, h uint
 }
 
 // guard calls f, then done with nil; if f panics, done gets a *PanicError
-// (and guard re-panics with it when repanic is set); if f exits its
-// goroutine (runtime.Goexit), done gets errGoexit and the exit goes on.
-func guard(repanic bool, f func(), done func(failure error)) {
+// for key (keyed by nil when key is nil, for a bulk load), and guard
+// re-panics with it when repanic is set; if f exits its goroutine
+// (runtime.Goexit), done gets errGoexit and the exit goes on. key is boxed
+// only on a panic, so a load allocates nothing for it.
+func guard[K any](key *K, repanic bool, f func(), done func(failure error)) {
 	returned := false
 	var perr *PanicError
 	defer func() {
@@ -260,6 +262,9 @@ func guard(repanic bool, f func(), done func(failure error)) {
 			if !returned {
 				if r := recover(); r != nil {
 					perr = &PanicError{Value: r, Stack: debug.Stack()}
+					if key != nil {
+						perr.Key = *key
+					}
 				}
 			}
 		}()

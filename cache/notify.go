@@ -14,9 +14,10 @@ import (
 // timingwheel.ErrGoexit, the module's one such value.
 var ErrGoexit = timingwheel.ErrGoexit
 
-// Panic describes an OnEvict call that panicked or exited its goroutine.
-// The cache recovers a panic and goes on as if OnEvict had returned;
-// Options.OnPanic receives this report.
+// Panic describes an OnEvict call (or an OnRefreshError call) that
+// panicked or exited its goroutine. The cache recovers a panic and goes on
+// as if the callback had returned; Options.OnPanic receives this report,
+// and Err turns it into the module's one panic report type.
 type Panic[K comparable, V any] struct {
 	Event     Event[K, V] // the event OnEvict was called with
 	Recovered any         // the value passed to panic, or ErrGoexit
@@ -26,6 +27,13 @@ type Panic[K comparable, V any] struct {
 // String returns the reason, the key and the panic value.
 func (p Panic[K, V]) String() string {
 	return fmt.Sprintf("cache: OnEvict(%v %v) panicked: %v", p.Event.Reason, p.Event.Key, p.Recovered)
+}
+
+// Err returns p as the module's one panic report: a
+// *timingwheel.PanicError whose Key is the event's key, with the same
+// value (Recovered) and stack.
+func (p Panic[K, V]) Err() *timingwheel.PanicError {
+	return &timingwheel.PanicError{Key: p.Event.Key, Value: p.Recovered, Stack: p.Stack}
 }
 
 // evict calls OnEvict with e, recovering a panic and handing it to

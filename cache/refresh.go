@@ -122,7 +122,7 @@ func (c *cache[K, V]) refresh(s *shard[K, V], key K, h uint64, cl *call[V], rk *
 	begin := c.now()
 	var l Loaded[V]
 	var err error
-	guard(false, func() { l, err = fn(c.refr.ctx) }, func(failure error) {
+	guard(&key, false, func() { l, err = fn(c.refr.ctx) }, func(failure error) {
 		if failure != nil {
 			l, err = Loaded[V]{}, failure
 		} else if err == nil && l.Err != nil {

@@ -3,32 +3,24 @@ package cache
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
+
+	"github.com/ttlkit/ttlkit/timingwheel"
 )
 
 // errGoexit is what waiters receive when fetch called runtime.Goexit (as
 // t.FailNow does) instead of returning.
 var errGoexit = errors.New("cache: fetch exited its goroutine without returning")
 
-// PanicError is the error Take's waiters receive when fetch panicked, and
-// the value the goroutine that ran fetch panics with.
-type PanicError struct {
-	Value any    // the value fetch panicked with
-	Stack []byte // the stack of the panicking goroutine
-}
-
-// Error returns the panic value and the stack of the goroutine that
-// panicked.
-func (e *PanicError) Error() string {
-	return fmt.Sprintf("cache: fetch panicked: %v\n\n%s", e.Value, e.Stack)
-}
-
-// Unwrap returns the panic value if it is an error, else nil.
-func (e *PanicError) Unwrap() error {
-	err, _ := e.Value.(error)
-	return err
-}
+// PanicError is the error a load's waiters receive when the loader (fetch,
+// Loader, BulkLoader, a Compute function) panicked, and the value the
+// goroutine that ran it panics with: the module's one panic report,
+// timingwheel.PanicError. Its Key is the key being loaded (nil for a
+// BulkLoader call), Value the value passed to panic, Stack the stack of
+// the panicking goroutine.
+//
+// Deprecated: use timingwheel.PanicError, the same type.
+type PanicError = timingwheel.PanicError
 
 // call is one load, refresh or Compute of a key in flight, registered in
 // its shard's calls. val, err and notFound are written before done is

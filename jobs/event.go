@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"time"
+
+	"github.com/ttlkit/ttlkit/timingwheel"
 )
 
 // Func is the work of a job. ctx is cancelled when the job is cancelled or
@@ -138,24 +140,18 @@ func IsPermanent(err error) bool {
 }
 
 // PanicError is the error of an attempt whose Func (or middleware)
-// panicked.
-type PanicError struct {
-	// Value is the value passed to panic.
-	Value any
-	// Stack is the stack of the panicking goroutine.
-	Stack []byte
-}
-
-// Error returns the panic value and the stack.
-func (p *PanicError) Error() string {
-	return fmt.Sprintf("jobs: panic: %v\n\n%s", p.Value, p.Stack)
-}
+// panicked: the module's one panic report, timingwheel.PanicError. Its Key
+// is the job's ID, Value the value passed to panic, Stack the stack of the
+// panicking goroutine.
+//
+// Deprecated: use timingwheel.PanicError, the same type.
+type PanicError = timingwheel.PanicError
 
 // call runs fn, turning a panic into a *PanicError.
 func call(fn Func, ctx context.Context, r Run) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			err = &PanicError{Value: v, Stack: debug.Stack()}
+			err = &PanicError{Key: r.ID, Value: v, Stack: debug.Stack()}
 		}
 	}()
 	return fn(ctx, r)

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/ttlkit/ttlkit/timingwheel"
 )
 
 var errBoom = errors.New("boom")
@@ -251,6 +253,11 @@ func TestPanicBecomesRetriedError(t *testing.T) {
 		var pe *PanicError
 		if !errors.As(es[0].Err, &pe) || pe.Value != "kaboom" || !strings.Contains(string(pe.Stack), "TestPanicBecomesRetriedError") {
 			t.Fatalf("error %v, want a *PanicError with the value and the stack", es[0].Err)
+		}
+		// The module's one panic report, keyed by the job's ID.
+		var one *timingwheel.PanicError
+		if !errors.As(es[0].Err, &one) || one != pe || one.Key != "p" {
+			t.Errorf("error %v, want a *timingwheel.PanicError keyed by the job's ID p", es[0].Err)
 		}
 	})
 }
