@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/ttlkit/ttlkit/timingwheel"
 )
@@ -135,5 +136,22 @@ func TestStripesGrowWithoutLosingCounts(t *testing.T) {
 	}
 	if hits, misses := r.sum(); hits != want || misses != want-100_000 {
 		t.Errorf("sum() = %d hits, %d misses; want %d, %d", hits, misses, want, want-100_000)
+	}
+}
+
+// TestNodeFitsItsSizeClass: an entry is one node holding its own timer
+// (an entry was a 64-byte node plus a 48-byte expiry object until the
+// timer moved in). On 64-bit platforms a node of uint64 keys and values
+// fills the allocator's 80-byte size class exactly, so any field added
+// to it costs 16 bytes per entry: this test makes that a decision.
+func TestNodeFitsItsSizeClass(t *testing.T) {
+	if unsafe.Sizeof(uintptr(0)) != 8 {
+		t.Skip("sizes are for 64-bit platforms")
+	}
+	if got := unsafe.Sizeof(node[uint64, uint64]{}); got > 80 {
+		t.Errorf("node[uint64, uint64] is %d bytes, want at most 80 (one size class)", got)
+	}
+	if got := unsafe.Offsetof(node[uint64, uint64]{}.timer); got != 0 {
+		t.Errorf("node.timer at offset %d, want 0 (nodeOf converts its address)", got)
 	}
 }
