@@ -347,6 +347,7 @@ func TestClusterR3LosesNothing(t *testing.T) {
 	retrying(t, "stream "+workStream("q"), func() (err error) { s, err = cs[0].js.Stream(ctx, workStream("q")); return err })
 	leader := s.CachedInfo().Cluster.Leader
 	victim := cl.node(leader)
+	stopped := time.Now()
 	cl.stop(victim)
 	t.Logf("stopped %s, the work stream's leader, after %d runs", leader, n/2)
 	live := cs[(victim+1)%3]
@@ -363,6 +364,7 @@ func TestClusterR3LosesNothing(t *testing.T) {
 	// The cron job still fires after the loss and the return.
 	for at := recv(t, ta.tick, "cron run"); !at.After(restarted); at = recv(t, ta.tick, "cron run after the restart") {
 	}
+	cancelled := time.Now()
 	if ok, err := live.Cancel(ctx, "q", "tick"); !ok || err != nil {
 		t.Errorf("Cancel(tick) = %v, %v; want true, nil", ok, err)
 	}
@@ -402,7 +404,8 @@ func TestClusterR3LosesNothing(t *testing.T) {
 	for sec, k := range ta.ticks {
 		if k > 1 {
 			twice++
-			t.Errorf("cron activation %s ran %d times, want 1", time.Unix(sec, 0).UTC().Format(time.TimeOnly), k)
+			t.Errorf("cron activation %s ran %d times, want 1 (leader stopped at %s, restarted at %s, Cancel at %s)", time.Unix(sec, 0).UTC().Format(time.TimeOnly), k,
+				stopped.UTC().Format(timeMilli), restarted.UTC().Format(timeMilli), cancelled.UTC().Format(timeMilli))
 		}
 	}
 	if len(ta.ticks) < 2 {
@@ -410,6 +413,10 @@ func TestClusterR3LosesNothing(t *testing.T) {
 	}
 	t.Logf("%d jobs, %d run more than once and %d with no confirmed outcome (in flight at the loss); cron ran at %d activations", len(ids), dupRuns, unconfirmed, len(ta.ticks))
 }
+
+// timeMilli formats the moments a failure of TestClusterR3LosesNothing
+// relates its cron runs to.
+const timeMilli = "15:04:05.000"
 
 // Replicas takes 1, 3 or 5; zero means 1. Everything else is refused
 // before anything is sent to a server.

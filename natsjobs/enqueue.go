@@ -395,11 +395,12 @@ func (c *Client) Cancel(ctx context.Context, queue, id string) (bool, error) {
 	// in one step (a wildcard over both subjects): removing the schedule
 	// alone would leave that copy, whose run would re-arm the job. The
 	// exact purge comes first because the server tells the workers'
-	// consumer (its pending counts, which Stats reports) about a single
+	// consumer (its counts, which QueueStats reports) about a single
 	// purged message under the purge's filter rather than its subject, and
 	// the consumer ignores a filter outside its own, as the wildcard is;
-	// the wildcard then removes the schedule, or in that race a fresh copy,
-	// whose count may stay one too high.
+	// so the wildcard should remove only the schedule. In that race it
+	// removes a fresh copy, and the consumer may count it for a while
+	// (a delivered one until AckWait passes).
 	removed, err := c.purge(ctx, queue, readySubject(queue, id))
 	if err != nil {
 		return false, err
