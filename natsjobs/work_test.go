@@ -2,6 +2,7 @@ package natsjobs
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"runtime"
 	"strconv"
@@ -237,5 +238,38 @@ func TestHandlerGoexitGivesDeliveryBack(t *testing.T) {
 	}
 	if r := recv(t, ran, "a later job"); r.ID != "b" {
 		t.Errorf("ran %s, want b", r.ID)
+	}
+}
+
+// Work's pull requests ask the server for idle heartbeats every
+// heartbeatEvery (500 ms), not the library's default of half the expiry
+// (2.5 s): nats.go v1.55.0's Consume can skip its refill when the callback
+// takes a pull's last message before the library marked that pull sent,
+// and then nothing arrives until two heartbeats are missed. 20k runs on 2
+// handlers stopped for 5.00 s up to three times per run before (see
+// serve). The test reads the requests the worker sends to the server.
+func TestPullRequestsCarryShortHeartbeat(t *testing.T) {
+	c := open(t, Config{})
+	reqs, err := c.nc.SubscribeSync("$JS.API.CONSUMER.MSG.NEXT." + workStream("q") + "." + workerConsumer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	work(t, c, "q", func(context.Context, Run) error { return nil }, WorkOptions{Concurrency: 2})
+	m, err := reqs.NextMsg(30 * time.Second)
+	if err != nil {
+		t.Fatalf("no pull request seen: %v", err)
+	}
+	var req struct {
+		Heartbeat time.Duration `json:"idle_heartbeat"`
+		Expires   time.Duration `json:"expires"`
+	}
+	if err := json.Unmarshal(m.Data, &req); err != nil {
+		t.Fatalf("pull request %q: %v", m.Data, err)
+	}
+	if req.Heartbeat != heartbeatEvery || req.Expires != 5*time.Second {
+		t.Errorf("pull request heartbeat %v, expires %v; want %v, 5s", req.Heartbeat, req.Expires, heartbeatEvery)
 	}
 }

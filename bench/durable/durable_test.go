@@ -58,7 +58,8 @@ func forImpls(b *testing.B, body func(b *testing.B, e *env) map[string]float64) 
 
 // BenchmarkEnqueue: jobs due now stored one call at a time from 1 or 8
 // goroutines, or in batches of 1000 through each system's bulk call.
-// jobs/s counts a job once the call that stored it returned.
+// jobs/s counts a job once the call that stored it returned; cpu-us/job
+// is the CPU of this process and of the server's processes (cpu_test.go).
 func BenchmarkEnqueue(b *testing.B) {
 	n := size(20_000, 500)
 	for _, g := range []int{1, 8} {
@@ -66,11 +67,12 @@ func BenchmarkEnqueue(b *testing.B) {
 			forImpls(b, func(b *testing.B, e *env) map[string]float64 {
 				ctx := context.Background()
 				p := payloadAt(64, time.Time{})
+				cpu := startCPU(e)
 				start := time.Now()
 				if err := fanOut(ctx, ids("e", n), g, func(id string) error { return e.sys.Enqueue(ctx, id, p) }); err != nil {
 					b.Fatal(err)
 				}
-				return map[string]float64{"jobs/s": float64(n) / time.Since(start).Seconds()}
+				return addCPU(map[string]float64{"jobs/s": float64(n) / time.Since(start).Seconds()}, cpu, n)
 			})
 		})
 	}
@@ -79,13 +81,14 @@ func BenchmarkEnqueue(b *testing.B) {
 			ctx := context.Background()
 			p := payloadAt(64, time.Time{})
 			all := ids("b", n)
+			cpu := startCPU(e)
 			start := time.Now()
 			for i := 0; i < n; i += 1000 {
 				if err := e.sys.EnqueueBatch(ctx, all[i:min(i+1000, n)], p); err != nil {
 					b.Fatal(err)
 				}
 			}
-			return map[string]float64{"jobs/s": float64(n) / time.Since(start).Seconds()}
+			return addCPU(map[string]float64{"jobs/s": float64(n) / time.Since(start).Seconds()}, cpu, n)
 		})
 	})
 }
@@ -142,7 +145,8 @@ func (t *tally) wait(d time.Duration) int {
 // handlers run them. runs/s is the jobs run over the time from starting
 // the workers to the last handler's return, or to runCap, whichever comes
 // first; unrun counts the jobs not run by then (river's default fetch
-// cadence runs at most MaxWorkers jobs per 100 ms).
+// cadence runs at most MaxWorkers jobs per 100 ms). cpu-us/job is the CPU
+// of this process and the server's over the same time, per job run.
 func BenchmarkRun(b *testing.B) {
 	n := size(20_000, 500)
 	for _, w := range []int{2, 8} {
@@ -157,6 +161,7 @@ func BenchmarkRun(b *testing.B) {
 					}
 				}
 				t := newTally(n)
+				cpu := startCPU(e)
 				start := time.Now()
 				stop, err := e.sys.Work(ctx, w, func(_ context.Context, id string, _ []byte) error {
 					t.ran(id)
@@ -167,9 +172,10 @@ func BenchmarkRun(b *testing.B) {
 				}
 				unrun := t.wait(runCap)
 				elapsed := time.Since(start)
+				m := addCPU(map[string]float64{"runs/s": float64(n-unrun) / elapsed.Seconds(),
+					"unrun": float64(unrun), "twice": float64(t.twice())}, cpu, n-unrun)
 				stop()
-				return map[string]float64{"runs/s": float64(n-unrun) / elapsed.Seconds(),
-					"unrun": float64(unrun), "twice": float64(t.twice())}
+				return m
 			})
 		})
 	}
