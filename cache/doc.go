@@ -79,7 +79,7 @@
 // reads the clock once when it finds an entry. A Set of an existing key
 // takes one shard lock; a new key also queues one timer for the expiry
 // engine. About 118 bytes per entry besides the key and value (uint64 keys
-// and values, a million entries). How it works is in doc/design/cache.md.
+// and values, a million entries). How it works is in doc/design.md.
 //
 // # Guarantees
 //
