@@ -107,7 +107,7 @@ func (c *cache[K, V]) loadMany(ctx context.Context, mine []bulkKey[K, V]) {
 	defer func() {
 		for ; next < len(mine); next++ {
 			k := mine[next]
-			c.complete(k.s, k.key, k.h, k.cl, Loaded[V]{}, errGoexit, 0, false)
+			c.complete(k.s, k.key, k.h, k.cl, Loaded[V]{}, goexitError(&k.key), 0, false)
 		}
 	}()
 	if c.bulk == nil {

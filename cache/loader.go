@@ -239,8 +239,8 @@ func (c *cache[K, V]) loadOne(ctx context.Context, s *shard[K, V], key K, h uint
 // guard calls f, then done with nil; if f panics, done gets a *PanicError
 // for key (keyed by nil when key is nil, for a bulk load), and guard
 // re-panics with it when repanic is set; if f exits its goroutine
-// (runtime.Goexit), done gets errGoexit and the exit goes on. key is boxed
-// only on a panic, so a load allocates nothing for it.
+// (runtime.Goexit), done gets a *PanicError of ErrGoexit and the exit goes
+// on. key is boxed only then, so a load allocates nothing for it.
 func guard[K any](key *K, repanic bool, f func(), done func(failure error)) {
 	returned := false
 	var perr *PanicError
@@ -252,7 +252,7 @@ func guard[K any](key *K, repanic bool, f func(), done func(failure error)) {
 				panic(perr)
 			}
 		case !returned:
-			done(errGoexit)
+			done(goexitError(key))
 		default:
 			done(nil)
 		}
@@ -271,6 +271,18 @@ func guard[K any](key *K, repanic bool, f func(), done func(failure error)) {
 		f()
 		returned = true
 	}()
+}
+
+// goexitError is what the waiters of a load of key (nil: of a bulk load)
+// receive when the loader called runtime.Goexit, as t.FailNow does,
+// instead of returning: the module's one panic report, with the Value
+// ErrGoexit and the stack of the exiting goroutine.
+func goexitError[K any](key *K) *PanicError {
+	e := &PanicError{Value: ErrGoexit, Stack: debug.Stack()}
+	if key != nil {
+		e.Key = *key
+	}
+	return e
 }
 
 // complete keeps the result of a load of key (l, or the failure err),

@@ -200,8 +200,8 @@ func TestLoadGoexitReleasesWaiters(t *testing.T) {
 		synctest.Wait()
 		close(release)
 		wg.Wait()
-		if !errors.Is(err, errGoexit) {
-			t.Errorf("waiter got %v, want errGoexit", err)
+		if !errors.Is(err, ErrGoexit) {
+			t.Errorf("waiter got %v, want ErrGoexit", err)
 		}
 	})
 }

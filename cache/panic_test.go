@@ -17,7 +17,8 @@ var _ *timingwheel.PanicError = (*PanicError)(nil)
 
 // TestPanicReportsCarryTheKey: every panic the cache reports is the one
 // report type, timingwheel.PanicError, keyed by the key it ran for: a
-// loader's panic as the caller and its waiters see it, a Compute
+// loader's panic as the caller sees it, a loader's Goexit as a waiter
+// sees it, a Compute
 // function's, and OnEvict's through Panic.Err (a Goexit too, which
 // errors.Is tells apart). A BulkLoader's panic has no single key.
 func TestPanicReportsCarryTheKey(t *testing.T) {
@@ -34,6 +35,29 @@ func TestPanicReportsCarryTheKey(t *testing.T) {
 		if err, ok := r.(error); !ok || !errors.As(err, &pe) || pe.Key != "k1" || pe.Value != "boom" || len(pe.Stack) == 0 {
 			t.Errorf("Load re-panicked with %v, want a *timingwheel.PanicError for k1", r)
 		}
+	})
+	t.Run("Load Goexit", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			release := make(chan struct{})
+			c := newCache(t, Options[string, int]{TTL: time.Minute,
+				Loader: func(context.Context, string) (Loaded[int], error) {
+					<-release
+					runtime.Goexit()
+					return Loaded[int]{}, nil
+				}})
+			var wg sync.WaitGroup
+			wg.Go(func() { c.Load(context.Background(), "k3") })
+			synctest.Wait()
+			var err error
+			wg.Go(func() { _, err = c.Load(context.Background(), "k3") })
+			synctest.Wait()
+			close(release)
+			wg.Wait()
+			var pe *timingwheel.PanicError
+			if !errors.As(err, &pe) || pe.Key != "k3" || !errors.Is(err, ErrGoexit) || len(pe.Stack) == 0 {
+				t.Errorf("waiter got %v, want a *timingwheel.PanicError of ErrGoexit for k3", err)
+			}
+		})
 	})
 	t.Run("Compute", func(t *testing.T) {
 		c := newCache(t, Options[string, int]{TTL: time.Minute})

@@ -15,7 +15,7 @@ import (
 type RefreshError[K comparable, V any] struct {
 	Key   K     // the key whose reload failed
 	Value V     // the value kept (the zero V if the entry had gone meanwhile)
-	Err   error // the loader's error, a *PanicError, or an error for runtime.Goexit
+	Err   error // the loader's error, or a *PanicError (of ErrGoexit for runtime.Goexit)
 }
 
 // refresher tracks the background reloads in flight, so that a read of an

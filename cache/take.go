@@ -2,15 +2,10 @@ package cache
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/ttlkit/ttlkit/timingwheel"
 )
-
-// errGoexit is what waiters receive when fetch called runtime.Goexit (as
-// t.FailNow does) instead of returning.
-var errGoexit = errors.New("cache: fetch exited its goroutine without returning")
 
 // PanicError is the error a load's waiters receive when the loader (fetch,
 // Loader, BulkLoader, a Compute function) panicked, and the value the
@@ -43,8 +38,8 @@ type call[V any] struct {
 // An error from fetch is returned to every caller and nothing is stored
 // (no negative caching). If fetch panics, the goroutine that ran it panics
 // with a *PanicError and every waiter receives that *PanicError as its
-// error; if fetch exits its goroutine (runtime.Goexit), waiters receive an
-// error. A Set or Delete of key while fetch runs wins: the fetched value is
+// error; if fetch exits its goroutine (runtime.Goexit), waiters receive a
+// *PanicError whose Value is ErrGoexit (errors.Is(err, ErrGoexit)). A Set or Delete of key while fetch runs wins: the fetched value is
 // returned to this load's callers but not stored. Take shares loads with
 // Load and LoadAll: a Take that waited for a Load that found nothing, or
 // that finds a remembered not-found answer (Options.NotFoundTTL), returns

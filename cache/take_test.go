@@ -162,8 +162,8 @@ func TestTakeGoexitReleasesWaiters(t *testing.T) {
 		<-done
 		_, errs := wait()
 		for i, err := range errs {
-			if !errors.Is(err, errGoexit) {
-				t.Errorf("waiter %d: err %v, want errGoexit", i, err)
+			if !errors.Is(err, ErrGoexit) {
+				t.Errorf("waiter %d: err %v, want ErrGoexit", i, err)
 			}
 		}
 	})

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ttlkit/ttlkit/internal/pool"
 	"github.com/ttlkit/ttlkit/timingwheel"
 )
 
@@ -52,12 +53,11 @@ type tracker struct {
 	wg    sync.WaitGroup // event goroutines
 	stats counters
 
-	// Reaps without an OnIdle (plain closes) queue here for a few reaper
-	// goroutines, so a storm of expiries does not start a goroutine each.
-	reapMu  sync.Mutex
-	reapQ   []verdict // guarded by reapMu
-	reapers int       // guarded by reapMu: reaper goroutines running
-	reapCap int       // most reapers at once
+	// Reaps without an OnIdle (plain closes) queue here for up to
+	// GOMAXPROCS reaper goroutines (the module's worker pool), so a storm
+	// of expiries does not start a goroutine each; they leave when the
+	// queue is empty.
+	reapers *pool.Pool[verdict, struct{}]
 
 	// Shared trackers (Wrap): key in the shared map, refs guarded by sharedMu.
 	key  *sharedKey
@@ -89,7 +89,12 @@ func ringSize(s *settings) int64 {
 // newTracker returns a tracker with resolution res remembering ring
 // publications; start runs its wheel.
 func newTracker(res time.Duration, ring int64) *tracker {
-	t := &tracker{origin: time.Now(), res: int64(res), reapCap: max(runtime.GOMAXPROCS(0), 2)}
+	t := &tracker{origin: time.Now(), res: int64(res)}
+	t.reapers = pool.New(pool.Config[verdict, struct{}]{
+		Workers:      max(runtime.GOMAXPROCS(0), 2),
+		ExitWhenIdle: true,
+		Run:          t.reapOne,
+	})
 	if ring > 0 {
 		t.ring = make([]publication, ring)
 		t.mask = ring - 1
@@ -120,6 +125,7 @@ func (t *tracker) stop() {
 		t.sched.Stop()
 	}
 	t.wg.Wait()
+	<-t.reapers.Idle() // the owner, which queues reaps, has stopped
 }
 
 // startClock arms the clock timer if it is not running. Called after
@@ -302,40 +308,15 @@ func wait(next, nowNs int64) time.Duration {
 }
 
 // queueReap hands a plain close to the reaper goroutines, starting one if
-// fewer than reapCap run. Called on the owner goroutine.
-func (t *tracker) queueReap(v verdict) {
-	t.reapMu.Lock()
-	t.reapQ = append(t.reapQ, v)
-	start := t.reapers < t.reapCap
-	if start {
-		t.reapers++
-		t.wg.Add(1)
-	}
-	t.reapMu.Unlock()
-	if start {
-		go t.reaper()
-	}
-}
+// fewer than GOMAXPROCS run. Called on the owner goroutine; never blocks.
+func (t *tracker) queueReap(v verdict) { t.reapers.Push(v) }
 
-// reaper closes queued connections until the queue is empty, then exits.
-func (t *tracker) reaper() {
-	defer t.wg.Done()
-	for {
-		t.reapMu.Lock()
-		if len(t.reapQ) == 0 {
-			t.reapQ = nil // give back what a storm grew
-			t.reapers--
-			t.reapMu.Unlock()
-			return
-		}
-		v := t.reapQ[0]
-		t.reapQ[0] = verdict{}
-		t.reapQ = t.reapQ[1:]
-		t.reapMu.Unlock()
-		t.stats.events.Add(1)
-		if c := v.Conn; !c.reap(v) {
-			c.rearm()
-		}
+// reapOne closes a queued connection on a reaper goroutine, or re-arms its
+// timer if the reap is called off.
+func (t *tracker) reapOne(v verdict, _ *struct{}) {
+	t.stats.events.Add(1)
+	if c := v.Conn; !c.reap(v) {
+		c.rearm()
 	}
 }
 

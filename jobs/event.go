@@ -17,8 +17,8 @@ import (
 // attempt, which is retried according to the job's Retry policy; wrap it
 // with Permanent to fail the occurrence at once. A panic fails the attempt
 // like an error, a *PanicError with the stack; so does runtime.Goexit (as
-// called by t.FailNow in a test), with the Value "runtime.Goexit" and no
-// stack.
+// called by t.FailNow in a test), a *PanicError whose Value is
+// timingwheel.ErrGoexit (errors.Is(err, timingwheel.ErrGoexit) tells it).
 type Func func(ctx context.Context, r Run) error
 
 // Run describes one attempt of a job, as its Func receives it.

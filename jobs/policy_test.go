@@ -456,7 +456,7 @@ func TestGoexitInFunc(t *testing.T) {
 					t.Fatalf("outcomes %v, want %v", outcomes, want)
 				}
 				var pe *PanicError
-				if !errors.As(ends[0].Err, &pe) || pe.Value != "runtime.Goexit" {
+				if !errors.As(ends[0].Err, &pe) || !errors.Is(ends[0].Err, timingwheel.ErrGoexit) || pe.Key != "j" {
 					t.Fatalf("first attempt's error %v, want a *PanicError of runtime.Goexit", ends[0].Err)
 				}
 				if got := len(r.letters()); got != 1 {

@@ -3,7 +3,10 @@ package jobs
 import (
 	"context"
 	"log/slog"
+	"runtime/debug"
 	"time"
+
+	"github.com/ttlkit/ttlkit/timingwheel"
 )
 
 // task is one unit of work for the pool: an attempt to run, or a skip to
@@ -68,7 +71,8 @@ func (s *Scheduler) exec(t task, x *execution) (task, bool) {
 			// The Func (or OnStart) called runtime.Goexit, which ends this
 			// worker: the attempt still fails, and the pool replaces the
 			// worker.
-			s.resume(s.finish(t, x, r, lateness, errGoexit, time.Now()))
+			err := &PanicError{Key: r.ID, Value: timingwheel.ErrGoexit, Stack: debug.Stack()}
+			s.resume(s.finish(t, x, r, lateness, err, time.Now()))
 		}
 	}()
 	callHook("OnStart", s.hooks.OnStart, Event{Run: r, Lateness: lateness})
@@ -107,9 +111,6 @@ func (s *Scheduler) dropEvent(t task) Event {
 	}
 	return Event{Run: Run{ID: t.j.id, Name: t.j.pol.name, Attempt: int(t.attempt), Scheduled: t.due}, Outcome: Dropped}
 }
-
-// errGoexit is the error of an attempt whose Func called runtime.Goexit.
-var errGoexit = &PanicError{Value: "runtime.Goexit"}
 
 // finish ends the attempt x of t, started as r, which returned err at end:
 // it retries, dead-letters or ends its occurrence, and reports it.

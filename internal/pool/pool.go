@@ -2,13 +2,15 @@
 // at most a fixed number of goroutines, recovers panics, replaces a
 // goroutine ended by runtime.Goexit, bounds its queue if asked, and shuts
 // down by dropping what is queued (Close) or running it first (Drain). timingwheel runs fired
-// callbacks on it and jobs runs attempts on it.
+// callbacks on it, jobs runs attempts on it, and idletimeout closes reaped
+// connections on it.
 //
 // # Concepts
 //
 //   - The queue: a ring of items, unbounded or at most Limit long.
 //   - Workers: goroutines started when work arrives, at most Workers of
-//     them, waiting (parked) while the queue is empty, until Close or Drain.
+//     them, waiting (parked) while the queue is empty, until Close or Drain;
+//     or, with ExitWhenIdle, leaving as soon as they find it empty.
 //   - The wake chain: a push wakes a parked worker, or starts one, only if
 //     none is already on its way to the queue, and a worker that takes an
 //     item while more wait wakes or starts the next one. A burst thus ramps up to every worker without
@@ -35,6 +37,10 @@ var ErrGoexit = errors.New("ttlkit: user code called runtime.Goexit")
 type Config[T, W any] struct {
 	Workers int // goroutines at most
 	Limit   int // items queued at most; 0: unbounded
+	// ExitWhenIdle makes a worker that finds the queue empty leave instead
+	// of parking, so an idle pool holds no goroutine (for work that comes
+	// in rare storms); the next push starts a worker again.
+	ExitWhenIdle bool
 	// Run runs one item on a worker; w is the worker's own value, kept
 	// from one item to the next (a new worker starts with a zero W).
 	Run func(item T, w *W)
@@ -174,7 +180,7 @@ func (p *Pool[T, W]) pop(fresh bool) (item T, ok, start bool) {
 	if fresh {
 		p.waking--
 	}
-	for p.n == 0 && !p.closed {
+	for p.n == 0 && !p.closed && !p.cfg.ExitWhenIdle {
 		if len(p.ring) > 4096 {
 			p.ring, p.head = nil, 0 // give back what a burst grew
 		}
@@ -186,6 +192,9 @@ func (p *Pool[T, W]) pop(fresh bool) (item T, ok, start bool) {
 		}
 	}
 	if p.n == 0 {
+		if len(p.ring) > 4096 {
+			p.ring, p.head = nil, 0 // give back what a burst grew
+		}
 		p.workers--
 		if p.workers == 0 {
 			if p.idle != nil {
@@ -256,7 +265,8 @@ func (p *Pool[T, W]) Queued() int {
 }
 
 // Idle returns a channel closed once no worker is left: at once if none
-// is. Workers leave only after Close or Drain.
+// is. Workers leave only after Close or Drain, or, with ExitWhenIdle,
+// whenever the queue is empty (a later push may start one again).
 func (p *Pool[T, W]) Idle() <-chan struct{} {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -320,3 +320,48 @@ func TestParkedWorkersWake(t *testing.T) {
 		}
 	})
 }
+
+// TestExitWhenIdle: with ExitWhenIdle, the workers run every item and
+// leave as soon as the queue is empty, without Close or Drain, and a later
+// push starts a worker again; at most Workers run at once throughout.
+func TestExitWhenIdle(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var rec recorder
+		var mu sync.Mutex
+		running, most := 0, 0
+		gate := make(chan struct{})
+		p := New(Config[int, struct{}]{Workers: 2, ExitWhenIdle: true, Run: func(i int, _ *struct{}) {
+			mu.Lock()
+			running++
+			most = max(most, running)
+			mu.Unlock()
+			<-gate
+			rec.add(i)
+			mu.Lock()
+			running--
+			mu.Unlock()
+		}})
+		before := runtime.NumGoroutine()
+		for i := range 5 {
+			p.Push(i)
+		}
+		synctest.Wait()
+		if got := runtime.NumGoroutine() - before; got != 2 {
+			t.Fatalf("%d workers for 5 items, want 2", got)
+		}
+		close(gate)
+		<-p.Idle() // no Close or Drain: they leave on their own
+		synctest.Wait()
+		if got := runtime.NumGoroutine(); got != before {
+			t.Fatalf("%d goroutines after the queue emptied, want %d", got, before)
+		}
+		p.Push(5) // starts a worker again
+		<-p.Idle()
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		slices.Sort(rec.ran)
+		if want := []int{0, 1, 2, 3, 4, 5}; !slices.Equal(rec.ran, want) || most != 2 {
+			t.Errorf("ran %v with at most %d at once, want %v with 2", rec.ran, most, want)
+		}
+	})
+}
