@@ -511,7 +511,17 @@ func (c *cache[K, V]) fire(t *timingwheel.Timer[*expiry[K, V]], now time.Time) t
 		if n == nil {
 			return 0 // retired: deleted, or closed
 		}
+		if d := n.deadline(); d > at {
+			// Pushed later: re-arm without the lock. Should n be retired
+			// or the expiry handed over meanwhile, the next firing (or
+			// the new node's own Schedule) settles it.
+			return time.Duration(d - at)
+		}
 		h := c.hash(n.key) // the key never changes; its slot in s.tab
+		// The lookup loads n's slot in the table before the lock is
+		// taken, so that removing it does not wait for memory with the
+		// lock held: every caller of the shard would wait too.
+		s.tab.Get(n.key, h)
 		s.mu.Lock()
 		if e.n.Load() != n {
 			// Handed over to another node of the shard, or retired
