@@ -499,12 +499,24 @@ func (c *cache[K, V]) delete(key K) {
 // removes the node only if it is still in the cache and its deadline
 // (which writers may have pushed later) has passed; otherwise it returns
 // the time left, which re-arms the timer without a trip through the
-// channel.
+// channel. A deadline pushed later, or a node already dead, is settled
+// without the lock: the stamp is atomic, a dead node never comes back, and
+// a node that dies after a lock-free re-arm is settled by its next firing.
 func (c *cache[K, V]) fire(t *timingwheel.Timer[K], now time.Time) time.Duration {
 	n := nodeOf[K, V](t)
+	at := int64(now.Sub(c.origin))
+	if st := n.stamp.Load(); st&deadBit != 0 {
+		return 0 // removed after its timer fell due: it never comes back
+	} else if d := st >> stampShift; d > at {
+		return time.Duration(d - at) // pushed later: re-arm without the lock
+	}
 	k := t.Value // the key never changes
 	h := c.hash(k)
 	s := c.shardAt(h) // made before n was
+	// The lookup loads n's slot in the table before the lock is taken, so
+	// that removing it does not wait for memory with the lock held: every
+	// caller of the shard would wait too.
+	s.tab.Get(k, h)
 	s.mu.Lock()
 	if !n.live() {
 		// Removed (deleted, evicted, cleared, closed) after its timer fell

@@ -185,8 +185,12 @@
 // Set of an existing key: one shard lock and one value allocation; the
 // expiry engine hears of it only when the new deadline is earlier. Set of
 // a new key: one new entry and one queued timer; into a
-// full shard, also the victim's removal and one queued cancellation. Touch: one shard lock, no allocation.
-// Delete: one queued cancellation. Queued timer work wakes the engine's
+// full shard, also the victim's removal and one queued cancellation.
+// Touch: one shard lock, no allocation. Delete: one queued cancellation.
+// Len: no lock, one atomic load per shard. The expiry engine takes an
+// entry's shard lock only to unlink it, after it has loaded the entry's
+// index slot without the lock, so a writer that meets the engine waits for
+// that unlinking alone. Queued timer work wakes the engine's
 // goroutine only when it cannot wait for its next wake-up, so under load
 // the engine wakes about once per Resolution.
 //

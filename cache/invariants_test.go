@@ -11,7 +11,7 @@ import (
 // queues' weights add up to what the shard counts (entries, without a
 // Weigher), an unbounded shard uses the window only, every live node has a
 // value and no dead bit, the table's size
-// follows its population (no more than eight slots per entry above its
+// follows its population (no more than 16 slots per entry above its
 // floor, so memory comes back after mass expiry), the shard respects its
 // limit, and the limits add up to the cache's. With quiet set (every
 // goroutine that uses the cache is blocked, as after synctest.Wait) it also
@@ -112,8 +112,8 @@ func checkInvariants[K comparable, V any](t testing.TB, c *Cache[K, V], limit in
 		if inTable != n {
 			t.Errorf("shard %d: table iterates %d nodes, queues hold %d", i, inTable, n)
 		}
-		if slots := s.tab.Slots(); slots > 8 && slots > 8*n {
-			t.Errorf("shard %d: table of %d slots for %d entries, want at most 8 per entry", i, slots, n)
+		if slots := s.tab.Slots(); slots > 8 && slots > 16*n {
+			t.Errorf("shard %d: table of %d slots for %d entries, want at most 16 per entry", i, slots, n)
 		}
 		total += n
 		s.mu.Unlock()

@@ -36,11 +36,11 @@
 //
 // The array is rebuilt, and published with one atomic store, when live
 // entries plus deletion marks would exceed 7/8 of the slots (doubling if
-// the live entries alone fill more than 3/4) and when live entries fall below 1/8 of a
-// table larger than its floor (shrinking), so memory follows the
-// population down as well as up. A rebuild is O(slots) under the caller's
-// lock; lookups go on meanwhile in the old array, which is never written
-// again once replaced.
+// the live entries alone fill more than 3/4) and when live entries fall
+// below 1/16 of a table larger than its floor (shrinking, to a load of 1/4
+// to 1/2), so memory follows the population down as well as up. A rebuild
+// is O(slots) under the caller's lock; lookups go on meanwhile in the old
+// array, which is never written again once replaced.
 package table
 
 import (
@@ -388,8 +388,15 @@ func (t *Table[K, E]) clearSlot(grp *group[E], i int) {
 	t.live.Add(-1)
 }
 
+// shrinkBelow is the load under which a table shrinks: one live entry per
+// 16 slots. It sits far below the load a shrink leaves (1/4 to 1/2), so a
+// population in steady decline, as in a mass expiry, pays for one rebuild
+// per factor of 4 to 8 it loses, not per factor of 2: each rebuild holds
+// the caller's lock for O(slots), and every writer behind that lock waits.
+const shrinkBelow = 16
+
 func (t *Table[K, E]) maybeShrink(a *array[E]) {
-	if n := len(a.groups); n > t.floor && t.Len()*8 < n*groupSize {
+	if n := len(a.groups); n > t.floor && t.Len()*shrinkBelow < n*groupSize {
 		t.rebuild(max(groupsFor(2*t.Len()), t.floor))
 	}
 }

@@ -222,8 +222,8 @@ func TestGrowsAndShrinks(t *testing.T) {
 		}
 	}
 	checkInvariants(t, tb)
-	if got := tb.Slots(); got > 64 {
-		t.Fatalf("10 entries left in %d slots, want <= 64 (peak was %d)", got, peak)
+	if got := tb.Slots(); got > 10*shrinkBelow {
+		t.Fatalf("10 entries left in %d slots, want <= %d (peak was %d)", got, 10*shrinkBelow, peak)
 	}
 	for _, e := range es[n-10:] {
 		if tb.Get(e.key, tb.Hash(e.key)) != e {
