@@ -12,6 +12,15 @@ import (
 	"github.com/ttlkit/ttlkit/cache"
 )
 
+// reportCPU reports the process CPU time per op since start (user and
+// system, every goroutine: on a shared machine, time other processes take
+// does not inflate it as it does ns/op).
+func reportCPU(b *testing.B, start time.Duration) {
+	if now, ok := processCPU(); ok {
+		b.ReportMetric(float64(now-start)/float64(b.N), "cpu-ns/op")
+	}
+}
+
 // BenchmarkL1Hit compares a hit on a local copy with a Get of a plain ttlkit
 // cache holding the same entries; with StaleIfError a hit reads the clock
 // once more. The store is the in-memory fake of the tests: a local hit
@@ -34,6 +43,7 @@ func BenchmarkL1Hit(b *testing.B) {
 		}
 		b.ReportAllocs()
 		b.ResetTimer()
+		cpu, _ := processCPU()
 		b.RunParallel(func(pb *testing.PB) {
 			i := 0
 			for pb.Next() {
@@ -43,6 +53,7 @@ func BenchmarkL1Hit(b *testing.B) {
 				i++
 			}
 		})
+		reportCPU(b, cpu)
 	})
 	for _, m := range []struct {
 		name         string
@@ -62,6 +73,7 @@ func BenchmarkL1Hit(b *testing.B) {
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
+			cpu, _ := processCPU()
 			b.RunParallel(func(pb *testing.PB) {
 				i := 0
 				for pb.Next() {
@@ -71,6 +83,7 @@ func BenchmarkL1Hit(b *testing.B) {
 					i++
 				}
 			})
+			reportCPU(b, cpu)
 		})
 	}
 }
