@@ -12,9 +12,9 @@ package sharedcache
 //	                returns "loaded-by-NAME" once "release K" arrives)
 //	release K    -> ID ok (a loader started later returns at once)
 //	takenow K    -> ID ok V ... (a Take whose loader returns at once)
-//	watch K V    -> ID ok UNIXNANO (when a Get first returned V; events wake it;
-//	                "! watch K saw V ERR" for each other answer, ID err on an error
-//	                other than not found)
+//	watch K V    -> ID ok UNIXNANO (when a Get first returned V; events wake it,
+//	                and a store error retries within 100ms; "! watch K saw V ERR"
+//	                for each other answer)
 //	pastfresh K  -> ID ok once K's local copy is past its deadline (LocalTTL)
 //	stats        -> ID ok JSON
 //
@@ -185,11 +185,16 @@ func runInstance() int {
 						result(id, fmt.Sprint(time.Now().UnixNano()), nil)
 						return
 					}
-					if err != nil && !errors.Is(err, ErrNotFound) {
-						result(id, "", fmt.Errorf("watch: get: %w", err))
-						return
-					}
 					say("! watch %s saw %q %v", args[0], v, err)
+					if err != nil && !errors.Is(err, ErrNotFound) {
+						// A store error (a timeout on a loaded machine, a
+						// reconnect) may pass with no event: retry soon.
+						select {
+						case <-ch:
+						case <-time.After(100 * time.Millisecond):
+						}
+						continue
+					}
 					<-ch
 				}
 			}()
