@@ -1,51 +1,31 @@
 package sharedcache
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"io"
-	"net"
-	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-	"github.com/redis/rueidis"
 	"github.com/ttlkit/ttlkit/cache"
 )
 
-// benchCaches returns n caches on one embedded server, each with its own
-// connection, as n instances would have.
-func benchCaches(b *testing.B, n int) []*Cache[string] {
-	b.Helper()
-	s, _, err := startServer("127.0.0.1:0", b.TempDir())
-	if err != nil {
-		b.Fatal(err)
+// reportCPU reports the process CPU time per op since start (user and
+// system, every goroutine: on a shared machine, time other processes take
+// does not inflate it as it does ns/op).
+func reportCPU(b *testing.B, start time.Duration) {
+	if now, ok := processCPU(); ok {
+		b.ReportMetric(float64(now-start)/float64(b.N), "cpu-ns/op")
 	}
-	b.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
-	var cs []*Cache[string]
-	for range n {
-		st, err := NATS(NATSConfig{URL: s.ClientURL(), Bucket: "bench"})
-		if err != nil {
-			b.Fatal(err)
-		}
-		c, err := New[string](context.Background(), st, Options[string]{TTL: time.Hour})
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { c.Close(); st.Close() })
-		cs = append(cs, c)
-	}
-	return cs
 }
 
 // BenchmarkL1Hit compares a hit on a local copy with a Get of a plain ttlkit
-// cache holding the same entries.
+// cache holding the same entries; with StaleIfError a hit reads the clock
+// once more. The store is the in-memory fake of the tests: a local hit
+// never reaches it, and a real server's goroutines would share the cores
+// with the loop being measured.
 func BenchmarkL1Hit(b *testing.B) {
 	const keys = 1024
 	names := make([]string, keys)
@@ -63,6 +43,7 @@ func BenchmarkL1Hit(b *testing.B) {
 		}
 		b.ReportAllocs()
 		b.ResetTimer()
+		cpu, _ := processCPU()
 		b.RunParallel(func(pb *testing.PB) {
 			i := 0
 			for pb.Next() {
@@ -72,177 +53,132 @@ func BenchmarkL1Hit(b *testing.B) {
 				i++
 			}
 		})
+		reportCPU(b, cpu)
 	})
-	b.Run("impl=sharedcache", func(b *testing.B) {
-		c := benchCaches(b, 1)[0]
-		ctx := context.Background()
-		for _, k := range names {
-			if err := c.Set(ctx, k, "value"); err != nil {
+	for _, m := range []struct {
+		name         string
+		staleIfError time.Duration
+	}{{"sharedcache", 0}, {"sharedcache-stale-if-error", time.Minute}} {
+		b.Run("impl="+m.name, func(b *testing.B) {
+			c, err := New[string](context.Background(), newMemStore(), Options[string]{TTL: time.Hour, StaleIfError: m.staleIfError})
+			if err != nil {
 				b.Fatal(err)
 			}
-		}
-		b.ReportAllocs()
-		b.ResetTimer()
-		b.RunParallel(func(pb *testing.PB) {
-			i := 0
-			for pb.Next() {
-				if _, err := c.Get(ctx, names[i%keys]); err != nil {
+			defer c.Close()
+			ctx := context.Background()
+			for _, k := range names {
+				if err := c.Set(ctx, k, "value"); err != nil {
 					b.Fatal(err)
 				}
-				i++
 			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			cpu, _ := processCPU()
+			b.RunParallel(func(pb *testing.PB) {
+				i := 0
+				for pb.Next() {
+					if _, err := c.Get(ctx, names[i%keys]); err != nil {
+						b.Fatal(err)
+					}
+					i++
+				}
+			})
+			reportCPU(b, cpu)
 		})
-	})
-}
-
-// BenchmarkL2Hit compares a read that misses locally and is answered by the
-// store with a plain JetStream KV Get of the same record.
-func BenchmarkL2Hit(b *testing.B) {
-	ctx := context.Background()
-	c := benchCaches(b, 1)[0]
-	if err := c.Set(ctx, "k", "value"); err != nil {
-		b.Fatal(err)
 	}
-	b.Run("impl=nats-kv-get", func(b *testing.B) {
-		nc, err := nats.Connect(c.store.(*NATSStore).ClientURL())
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer nc.Close()
-		js, _ := jetstream.New(nc)
-		kv, err := js.KeyValue(ctx, "bench")
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, err := kv.Get(ctx, encodeKey("k")); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("impl=sharedcache", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			c.l1.Delete("k") // a local miss each time
-			if _, err := c.Get(ctx, "k"); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
 }
 
-// BenchmarkInvalidation measures, with two instances on one server, the
-// time from a Set on one returning to the other dropping its copy; it
-// reports the p50 and p99 of those latencies.
+// BenchmarkInvalidation: three instance processes on one store; each round
+// one of them sets a key the two others hold locally, and each of those
+// reports when a Get first returns the new value (woken by the event). It
+// reports the p50, p99 and max of those latencies, from the writer's
+// return to the other's read, across processes (wall clock of one machine).
 func BenchmarkInvalidation(b *testing.B) {
-	ctx := context.Background()
-	cs := benchCaches(b, 2)
-	w, r := cs[0], cs[1]
-	var dropped atomic.Int64 // unix nanos of r's last event for "k"
-	got := make(chan struct{}, 1)
-	testHookChanged = func(c any, key string, rev uint64) {
-		if c != r {
-			return
-		}
-		dropped.Store(time.Now().UnixNano())
-		select {
-		case got <- struct{}{}:
-		default:
-		}
+	for _, be := range backends {
+		b.Run("store="+be.name, func(b *testing.B) {
+			url, env := be.start(b)
+			insts := []*instance{
+				startInstance(b, "a", url, env...),
+				startInstance(b, "b", url, env...),
+				startInstance(b, "c", url, env...),
+			}
+			var lat []time.Duration
+			i := 0
+			for b.Loop() {
+				i++
+				w := insts[i%3]
+				val := fmt.Sprintf("v%d", i)
+				var watches []chan string
+				var others []*instance
+				for _, o := range insts {
+					if o != w {
+						if i > 1 {
+							o.call("get k") // a local copy of the previous value
+						}
+						watches = append(watches, o.send("watch k %s", val))
+						others = append(others, o)
+					}
+				}
+				a := w.call("set k %s", val)
+				ret, err := strconv.ParseInt(strings.TrimPrefix(a, "ok "), 10, 64)
+				if err != nil {
+					b.Fatalf("%s set: %q", w.name, a)
+				}
+				for j, ch := range watches {
+					seen, err := strconv.ParseInt(strings.TrimPrefix(others[j].answer(ch), "ok "), 10, 64)
+					if err != nil {
+						b.Fatalf("watch: %v", err)
+					}
+					lat = append(lat, time.Duration(max(seen-ret, 0)))
+				}
+			}
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)/2])/1e3, "p50-µs")
+			b.ReportMetric(float64(lat[len(lat)*99/100])/1e3, "p99-µs")
+			b.ReportMetric(float64(lat[len(lat)-1])/1e3, "max-µs")
+		})
 	}
-	defer func() { testHookChanged = nil }()
-	var lat []time.Duration
-	i := 0
-	for b.Loop() {
-		i++
-		if err := w.Set(ctx, "k", fmt.Sprint(i)); err != nil {
-			b.Fatal(err)
-		}
-		ret := time.Now().UnixNano()
-		<-got
-		if v, err := r.Get(ctx, "k"); err != nil || v != fmt.Sprint(i) {
-			b.Fatalf("reader got %q, %v after the event, want %d", v, err, i)
-		}
-		lat = append(lat, time.Duration(max(dropped.Load()-ret, 0)))
-	}
-	slices.Sort(lat)
-	b.ReportMetric(float64(lat[len(lat)/2])/1e3, "p50-µs")
-	b.ReportMetric(float64(lat[len(lat)*99/100])/1e3, "p99-µs")
-	b.ReportMetric(float64(lat[len(lat)-1])/1e3, "max-µs")
 }
 
-// BenchmarkRedisL2Hit compares a read that misses locally and is answered
-// by Redis with a plain rueidis GET of the same record.
-func BenchmarkRedisL2Hit(b *testing.B) {
-	ctx := context.Background()
-	if _, err := exec.LookPath("redis-server"); err != nil {
-		b.Skip("redis-server not installed")
+// BenchmarkColdKeyLoads: n instance processes Take the same cold key at
+// once (a new key each round; the loader returns at once). loads/key is the
+// loader calls across all of them per key: 1 is the target; waits/key is
+// the Takes that waited for another instance's load.
+func BenchmarkColdKeyLoads(b *testing.B) {
+	sizes := []int{3, 6}
+	if testing.Short() {
+		sizes = sizes[:1]
 	}
-	addr := benchRedis(b)
-	st, err := Redis(RedisConfig{Addr: addr})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer st.Close()
-	c, err := New[string](ctx, st, Options[string]{TTL: time.Hour})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer c.Close()
-	if err := c.Set(ctx, "k", "value"); err != nil {
-		b.Fatal(err)
-	}
-	b.Run("impl=rueidis-get", func(b *testing.B) {
-		client, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, DisableCache: true})
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer client.Close()
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, err := client.Do(ctx, client.B().Get().Key(st.dataKey("k")).Build()).AsBytes(); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("impl=sharedcache", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			c.l1.Delete("k") // a local miss each time
-			if _, err := c.Get(ctx, "k"); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-}
-
-// benchRedis starts a redis-server for a benchmark and returns its address.
-func benchRedis(b *testing.B) string {
-	b.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	_, port, _ := net.SplitHostPort(addr)
-	cmd := exec.Command("redis-server", "--bind", "127.0.0.1", "--port", port, "--save", "", "--appendonly", "no", "--dir", b.TempDir(), "--logfile", "")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	sc := bufio.NewScanner(out)
-	for sc.Scan() {
-		if strings.Contains(sc.Text(), "Ready to accept connections") {
-			go io.Copy(io.Discard, out)
-			return addr
+	for _, be := range backends {
+		for _, n := range sizes {
+			b.Run(fmt.Sprintf("store=%s/instances=%d", be.name, n), func(b *testing.B) {
+				url, env := be.start(b)
+				var insts []*instance
+				for i := range n {
+					insts = append(insts, startInstance(b, fmt.Sprint("i", i), url, env...))
+				}
+				keys := 0
+				for b.Loop() {
+					keys++
+					var takes []chan string
+					for _, in := range insts {
+						takes = append(takes, in.send("takenow cold-%d", keys))
+					}
+					for i, ch := range takes {
+						if a := insts[i].answer(ch); !strings.HasPrefix(a, "ok loaded-by-") {
+							b.Fatalf("%s take = %q", insts[i].name, a)
+						}
+					}
+				}
+				var loads, waits uint64
+				for _, in := range insts {
+					s := in.stats()
+					loads += s.Loads
+					waits += s.LeaseWaits
+				}
+				b.ReportMetric(float64(loads)/float64(keys), "loads/key")
+				b.ReportMetric(float64(waits)/float64(keys), "waits/key")
+			})
 		}
 	}
-	b.Fatal("redis-server exited before it was ready")
-	return ""
 }

@@ -15,13 +15,13 @@ import (
 // testServer is an embedded server the test can stop and restart on the
 // same port and directory.
 type testServer struct {
-	t    *testing.T
+	t    testing.TB
 	dir  string
 	addr string
 	srv  *server.Server
 }
 
-func startTestServer(t *testing.T) *testServer {
+func startTestServer(t testing.TB) *testServer {
 	t.Helper()
 	s := &testServer{t: t, dir: t.TempDir()}
 	s.start("127.0.0.1:0")

@@ -11,7 +11,10 @@ package sharedcache
 //	take K       -> ID ok V ... (the loader reports "! loading K" and
 //	                returns "loaded-by-NAME" once "release K" arrives)
 //	release K    -> ID ok (a loader started later returns at once)
-//	watch K V    -> ID ok UNIXNANO (when a Get first returned V; events wake it)
+//	takenow K    -> ID ok V ... (a Take whose loader returns at once)
+//	watch K V    -> ID ok UNIXNANO (when a Get first returned V; events wake it,
+//	                and a store error retries within 100ms; "! watch K saw V ERR"
+//	                for each other answer)
 //	pastfresh K  -> ID ok once K's local copy is past its deadline (LocalTTL)
 //	stats        -> ID ok JSON
 //
@@ -166,6 +169,13 @@ func runInstance() int {
 				})
 				result(id, v, err)
 			}()
+		case "takenow":
+			go func() {
+				v, err := c.Take(ctx, args[0], func(context.Context) (string, error) {
+					return "loaded-by-" + name, nil
+				})
+				result(id, v, err)
+			}()
 		case "watch":
 			go func() {
 				for {
@@ -174,6 +184,16 @@ func runInstance() int {
 					if err == nil && v == args[1] {
 						result(id, fmt.Sprint(time.Now().UnixNano()), nil)
 						return
+					}
+					say("! watch %s saw %q %v", args[0], v, err)
+					if err != nil && !errors.Is(err, ErrNotFound) {
+						// A store error (a timeout on a loaded machine, a
+						// reconnect) may pass with no event: retry soon.
+						select {
+						case <-ch:
+						case <-time.After(100 * time.Millisecond):
+						}
+						continue
 					}
 					<-ch
 				}
@@ -200,21 +220,24 @@ func runInstance() int {
 
 // instance is a running instance process, seen from the test.
 type instance struct {
-	t      *testing.T
+	t      testing.TB
 	name   string
 	cmd    *exec.Cmd
 	stdin  *bufio.Writer
 	mu     sync.Mutex
 	nextID int
 	calls  map[string]chan string
-	log    []string // every event so far, for failure messages; guarded by mu
+	log    []string // the last events (logKeep or more), for failure messages; guarded by mu
 	events chan string
 	exited chan struct{}
 }
 
+// logKeep is how many of an instance's last events a failure message shows.
+const logKeep = 50
+
 // startInstance starts an instance on the server at url and waits for it
 // to be ready.
-func startInstance(t *testing.T, name, url string, env ...string) *instance {
+func startInstance(t testing.TB, name, url string, env ...string) *instance {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), append([]string{"SHAREDCACHE_INSTANCE=" + name, "SHAREDCACHE_URL=" + url}, env...)...)
@@ -239,8 +262,14 @@ func startInstance(t *testing.T, name, url string, env ...string) *instance {
 			if id == "!" {
 				in.mu.Lock()
 				in.log = append(in.log, rest)
+				if len(in.log) > 2*logKeep {
+					in.log = append(in.log[:0], in.log[len(in.log)-logKeep:]...)
+				}
 				in.mu.Unlock()
-				in.events <- rest
+				select {
+				case in.events <- rest:
+				default: // nobody awaits them (a long benchmark): the log keeps the last
+				}
 				continue
 			}
 			in.mu.Lock()
@@ -293,7 +322,7 @@ func (in *instance) answer(ch chan string) string {
 		in.mu.Lock()
 		log := in.log
 		in.mu.Unlock()
-		in.t.Fatalf("%s: no answer in 30s; its events so far: %q", in.name, log)
+		in.t.Fatalf("%s: no answer in 30s; its last events: %q", in.name, log)
 	}
 	return ""
 }

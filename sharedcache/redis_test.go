@@ -14,7 +14,7 @@ import (
 // redisServer is a redis-server process on loopback with no persistence,
 // which a test can kill and start again on the same port.
 type redisServer struct {
-	t    *testing.T
+	t    testing.TB
 	addr string
 	cmd  *exec.Cmd
 	done chan struct{}
@@ -22,7 +22,7 @@ type redisServer struct {
 
 // startRedis starts redis-server, skipping the test when it is not
 // installed, except in CI (CI=true), where it fails.
-func startRedis(t *testing.T) *redisServer {
+func startRedis(t testing.TB) *redisServer {
 	t.Helper()
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		if os.Getenv("CI") == "true" {
@@ -90,12 +90,12 @@ func (r *redisServer) kill() {
 // backend is a store kind the process tests run against.
 type backend struct {
 	name  string
-	start func(t *testing.T) (url string, env []string)
+	start func(t testing.TB) (url string, env []string)
 }
 
 var backends = []backend{
-	{"nats", func(t *testing.T) (string, []string) { return startTestServer(t).url(), nil }},
-	{"redis", func(t *testing.T) (string, []string) {
+	{"nats", func(t testing.TB) (string, []string) { return startTestServer(t).url(), nil }},
+	{"redis", func(t testing.TB) (string, []string) {
 		return startRedis(t).addr, []string{"SHAREDCACHE_STORE=redis"}
 	}},
 }

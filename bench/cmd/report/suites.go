@@ -570,4 +570,51 @@ var suites = []suite{
 				Units: []string{"B/job"}, Groups: `^ServerMemory`},
 		},
 	},
+	{
+		ID:    "sharedcache",
+		Title: "sharedcache: a hit on the local copy",
+		Dir:   "../sharedcache",
+		About: "The nested module `sharedcache`: a Get answered by the instance's local copy against a Get of a plain " +
+			"ttlkit `cache` holding the same 1024 entries, from every core (`RunParallel`). With `StaleIfError` a hit reads " +
+			"the clock once more. The target is at most 1.2x the plain cache. `cpu-ns/op` is process CPU (getrusage) " +
+			"over the timed region, both cores together.",
+		Bench:          `^BenchmarkL1Hit$`,
+		Benchtime:      "1s",
+		QuickBenchtime: "20000x",
+		Ratio:          []string{"cpu-ns/op"},
+		Baselines:      []string{"ttlkit-cache"},
+	},
+	{
+		ID:    "sharedcacheprocs",
+		Title: "sharedcache: invalidation and cold keys across processes",
+		Dir:   "../sharedcache",
+		About: "Instances of `sharedcache` as processes of their own (the test binary run again) on one store: the " +
+			"embedded NATS server of the test process, reached over loopback TCP, or redis-server from Debian's package. " +
+			"`Invalidation`: three instances, each round one sets a key the two others hold locally; latency runs from the " +
+			"writer's return to another's first Get of the new value (woken by the event), wall clock of one machine, p50, " +
+			"p99 and max over all rounds. `ColdKeyLoads`: 3 or 6 instances Take one new key at once, the loader returning " +
+			"at once; `loads/key` counts loader calls across them (the target is 1), `waits/key` the Takes that waited " +
+			"for another's load. The commands travel over pipes, so ns/op is the round, not the cache.",
+		Bench:          `^Benchmark(Invalidation|ColdKeyLoads)$`,
+		Benchtime:      "300x",
+		QuickBenchtime: "20x",
+		Ratio:          []string{"p99-µs", "loads/key"},
+		Columns:        []string{"p50-µs", "p99-µs", "max-µs", "loads/key", "waits/key"},
+	},
+	{
+		ID:    "sharedcachel2",
+		Title: "sharedcache: a read answered by the store, against go-zero's cache",
+		Dir:   "sharedcache",
+		About: "The nested module `bench/sharedcache` (it keeps go-zero out of `sharedcache`): one read at a time of a " +
+			"key answered by the shared store, each key written before the timer and read once. `gozero` is go-zero " +
+			"v1.10.3 `core/stores/cache` Get (GET and a JSON decode); `sharedcache` a local miss (GET, JSON decode, the " +
+			"local copy kept) through another instance than the writer; `rueidis-get` and `nats-kv-get` a plain GET of " +
+			"the same bytes, the floor. One redis-server from Debian's package, or one embedded NATS server reached over " +
+			"loopback TCP.",
+		Bench:          `^BenchmarkL2Hit$`,
+		Benchtime:      "5000x",
+		QuickBenchtime: "200x",
+		Ratio:          []string{"ns/op"},
+		Baselines:      []string{"rueidis-get", "nats-kv-get"},
+	},
 }
