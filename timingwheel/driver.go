@@ -1,16 +1,11 @@
 package timingwheel
 
 import (
-	"math"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
 )
-
-// maxDelay caps delays so that deadlines never overflow, shifted left by
-// one in a Timer's word: about 73 years.
-const maxDelay = time.Duration(1 << 61)
 
 // cmd is a function to run on the owner goroutine, for a caller that waits
 // until it has run: Scheduler.Len. Everything else reaches the owner in
@@ -158,136 +153,6 @@ func (d *driver[T]) urgent(want int64) bool {
 // append, like pickup.
 func (d *driver[T]) removalUrgent() bool { return d.longSleep.Load() }
 
-func relative(delay time.Duration) int64 { return relativeTop - int64(min(delay, maxDelay)) }
-
-// later is the lock-free half of arming: if t is armed at a deadline no
-// later than want, it swaps in want and reports true. The Timer sits no
-// later than its old deadline (or in an inbox), and the owner relinks it
-// when it meets it there. Racing with the owner's settle swap, it either
-// lands first (the settle fails and the owner looks again) or finds t
-// firing or dead and reports false.
-func later[T any](t *Timer[T], want int64) bool {
-	if want <= relativeTop {
-		return false // only the owner can compare a relative deadline
-	}
-	for {
-		old := t.deadline()
-		if old <= dead || want < old {
-			return false
-		}
-		if t.casDeadline(old, want) {
-			return true
-		}
-	}
-}
-
-// armLocked stores want (from callerDeadline or deadlineAt) in t's state
-// and appends t to its inbox b unless the owner need not act: a deadline
-// no earlier than an armed one is lazy, as in later. It reports whether the
-// caller must signal the owner after unlocking. b.mu is held.
-func (d *driver[T]) armLocked(b *inbox[T], t *Timer[T], want int64) (notify bool) {
-	old := t.setDeadline(want)
-	if old > dead && want >= old {
-		return false
-	}
-	return b.addLocked(t, d.urgent(want))
-}
-
-// cancelLocked stores dead in t's state. An armed t is counted as removed
-// and appended to its inbox b, for the owner to unlink; a firing one will
-// not be re-armed by its callback's result. It reports whether the caller
-// must signal the owner after unlocking. b.mu is held.
-func (d *driver[T]) cancelLocked(b *inbox[T], t *Timer[T]) (notify bool) {
-	old := t.setDeadline(dead)
-	if old == dead || old == firing {
-		return false
-	}
-	b.removed++
-	return b.addLocked(t, d.removalUrgent())
-}
-
-// resolve returns t's state, converting a relative deadline (WithTicker)
-// into a tick counted from the owner's current one. Owner only.
-func (d *driver[T]) resolve(t *Timer[T]) int64 {
-	for {
-		s := t.deadline()
-		if s > relativeTop {
-			return s
-		}
-		if abs := d.after(time.Duration(relativeTop - s)); t.casDeadline(s, abs) {
-			return abs
-		}
-	}
-}
-
-// place applies what t's deadline word asks of the wheel, for a Timer
-// taken from an inbox: unlink a dead one, (re)link any other at its
-// deadline. Owner only.
-func (d *driver[T]) place(t *Timer[T]) {
-	if s := d.resolve(t); s > dead {
-		d.w.relink(t)
-		return
-	}
-	d.tookRemoval = true
-	d.w.cancel(t)
-}
-
-// fire is the wheel's callback for a Timer whose slot has come, already
-// unlinked: it relinks a Timer whose deadline moved later, drops a
-// cancelled one, and otherwise settles the firing with one swap of the
-// deadline to firing and hands t to the layer. After the layer, a swap of
-// firing to the re-arm tick (or to dead) fails if a caller stored state
-// meanwhile: a cancel or a Schedule made during the callback wins. Owner
-// only.
-func (d *driver[T]) fire(l layer[T], t *Timer[T]) int64 {
-	now := d.w.scanAt
-	var due int64
-	for {
-		due = d.resolve(t)
-		if due <= dead {
-			return 0 // cancelled; its inbox entry says so too
-		}
-		if due > now {
-			return due
-		}
-		if t.casDeadline(due, firing) {
-			break
-		}
-	}
-	if rearm := l.fire(t, due); rearm > 0 && t.casDeadline(firing, rearm) {
-		return rearm
-	}
-	t.casDeadline(firing, dead)
-	return 0
-}
-
-// take places the Timers of every inbox and reports whether there were
-// any. Owner only.
-func (d *driver[T]) takeAll(l layer[T]) bool {
-	took := false
-	for i := range d.shards {
-		b := l.inbox(i)
-		if b == nil {
-			continue
-		}
-		b.mu.Lock()
-		items := b.takeLocked(d.spare)
-		d.st.st.Removed += b.removed
-		b.removed = 0
-		b.mu.Unlock()
-		if items == nil {
-			continue
-		}
-		took = true
-		for _, t := range items {
-			d.place(t)
-		}
-		clear(items) // hold no removed Timer
-		d.spare = items[:0]
-	}
-	return took
-}
-
 // MaxSlots is the largest numSlots that New and NewScheduler accept. Each
 // slot costs a few dozen bytes whether or not it holds a timer, and delays
 // longer than a rotation are exact anyway, so more slots buy nothing.
@@ -354,97 +219,6 @@ func (d *driver[T]) signalStop() {
 	})
 }
 
-// after converts a delay, measured from the current iteration's time, into
-// the first tick at or after the deadline: never early.
-// Under WithTicker it counts whole ticks from the last one received.
-func (d *driver[T]) after(delay time.Duration) int64 {
-	if d.cfg.ticks != nil {
-		return d.nowTick + ceilDiv(int64(min(delay, maxDelay)), d.interval)
-	}
-	return d.tickAfter(d.nowNs, delay)
-}
-
-// tickAfter returns the first tick at or after from+delay (ns since origin).
-func (d *driver[T]) tickAfter(from int64, delay time.Duration) int64 {
-	ns := from + int64(min(delay, maxDelay))
-	return ceilDiv(ns, d.interval)
-}
-
-// callerDeadline returns the deadline tick for a delay starting now, read
-// by the caller: a deadline then does not drift later while its timer waits
-// for the owner, and the wheel clamps one the owner has already passed to
-// its next tick. Under WithTicker only the owner knows the time, so the
-// delay is returned encoded with relative, for the owner to resolve.
-func (d *driver[T]) callerDeadline(delay time.Duration) int64 {
-	if d.cfg.ticks != nil {
-		return relative(delay)
-	}
-	return d.tickAfter(int64(time.Since(d.origin)), delay)
-}
-
-// deadlineAt is callerDeadline for an absolute time: the first tick at or
-// after at, or tick 1 (long passed: the wheel clamps it to its next tick)
-// for a time before the wheel's start. It reads the clock only under
-// WithTicker.
-func (d *driver[T]) deadlineAt(at time.Time) int64 {
-	if d.cfg.ticks != nil {
-		return relative(max(time.Until(at), 0))
-	}
-	return max(d.tickAfter(0, max(at.Sub(d.origin), 0)), 1)
-}
-
-// until returns the time from now to the start of tick want (from
-// callerDeadline), at least 0. Under WithTicker, now is the last tick
-// received, and a deadline the owner has still to resolve counts whole
-// ticks from there.
-func (d *driver[T]) until(want int64) time.Duration {
-	var now int64
-	switch {
-	case want <= relativeTop:
-		delay := relativeTop - want
-		return time.Duration(mulSat(ceilDiv(delay, d.interval), d.interval))
-	case d.cfg.ticks != nil:
-		// In ticks: their time in ns may not fit an int64.
-		return time.Duration(mulSat(max(want-d.ticks.Load(), 0), d.interval))
-	default:
-		now = int64(time.Since(d.origin))
-	}
-	return time.Duration(max(mulSat(want, d.interval)-now, 0))
-}
-
-// ceilDiv returns a/b rounded up, for a >= 0 and b > 0, without the
-// overflow of (a+b-1)/b when b is huge (an interval of math.MaxInt64).
-func ceilDiv(a, b int64) int64 {
-	q := a / b
-	if a%b != 0 {
-		q++
-	}
-	return q
-}
-
-// mulSat returns a*b for a, b >= 0, or math.MaxInt64 if that overflows.
-func mulSat(a, b int64) int64 {
-	if a != 0 && b > math.MaxInt64/a {
-		return math.MaxInt64
-	}
-	return a * b
-}
-
-// now returns the current iteration's time.
-func (d *driver[T]) now() time.Time { return d.origin.Add(time.Duration(d.nowNs)) }
-
-func (d *driver[T]) readClock() {
-	if d.cfg.ticks != nil {
-		d.nowTick = d.ticks.Load()
-		d.nowNs = mulSat(d.nowTick, d.interval)
-		return
-	}
-	if ns := int64(time.Since(d.origin)); ns > d.nowNs {
-		d.nowNs = ns
-		d.nowTick = ns / d.interval
-	}
-}
-
 // run is the owner goroutine.
 func (d *driver[T]) run(l layer[T]) {
 	returned := false
@@ -500,41 +274,6 @@ func (d *driver[T]) loop(l layer[T]) {
 		busy = d.fireDue(l)
 	}
 }
-
-// alarm is what wakes a sleeping owner on time: a time.Timer, or under
-// WithTicker the ticker's channel. Owner only.
-type alarm struct {
-	timer *time.Timer      // nil under WithTicker
-	armed int64            // the tick timer is set for, or never
-	ticks <-chan time.Time // WithTicker's channel; nil once it is closed
-}
-
-func newAlarm(ticks <-chan time.Time) alarm {
-	a := alarm{armed: never, ticks: ticks}
-	if ticks == nil {
-		a.timer = time.NewTimer(time.Hour)
-		a.timer.Stop()
-	}
-	return a
-}
-
-func (a *alarm) close() {
-	if a.timer != nil {
-		a.timer.Stop()
-	}
-}
-
-// c returns the channel that delivers the alarm, or nil under WithTicker.
-func (a *alarm) c() <-chan time.Time {
-	if a.timer == nil {
-		return nil
-	}
-	return a.timer.C
-}
-
-// frozen reports whether nothing wakes the owner on time any more: under
-// WithTicker, once the ticker is closed.
-func (a *alarm) frozen() bool { return a.timer == nil && a.ticks == nil }
 
 // wait returns when the owner has something to do, and false once Stop
 // has been called. It returns at once if a command or a signal is queued,

@@ -37,9 +37,11 @@ type Scheduler[T any] struct {
 // Scheduler's Len or Stop, which would wait for the goroutine running fire.
 // Schedule and Cancel never wait and may be called from fire.
 // To re-arm the Timer, return d > 0: it is re-armed to fire d after now,
-// without a trip through the channel, which is also the way to recheck a
-// deadline that was pushed later while the Timer waited; any d shorter than
-// one interval (1ns, say) re-arms it for the next tick. A panic in fire is
+// without a trip through an inbox; any d shorter than one interval (1ns,
+// say) re-arms it for the next tick. A Cancel or Schedule of the Timer made
+// while fire runs wins over the re-arm. A Schedule to a later deadline made
+// before the Timer fell due moves it, so fire is not called at the old
+// deadline. A panic in fire is
 // recovered and reported to the panic handler, and the Timer stays
 // unscheduled.
 //
