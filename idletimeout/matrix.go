@@ -136,6 +136,7 @@ type rateState struct {
 	lastR, lastW uint64 // bytes read and the write progress at the last look
 	lastWs       int64  // wstamp at the last look
 	lastPaused   bool   // the state at the last look
+	queued       bool   // bytes were queued to the peer at the last look that asked
 }
 
 // judge looks at the limits beyond idleness for c, in state paused or not,
@@ -218,34 +219,43 @@ func (t *tracker) judge(c *Conn, paused bool, nowNs int64) (v verdict, hard bool
 				rs.wx = window{}
 				if wv&transferBit == 0 && c.wfrom.Load() <= rst {
 					c.wbytes.Or(transferBit) // the next write begins a transfer
+					wv |= transferBit
 				}
 			}
-			// Progress is what the peer took: the bytes it acknowledged
-			// on TCP, where a Write's bytes sit in the kernel's queue
-			// until then; elsewhere what Writes returned.
-			wp, queued, ok := tcpProgress(c.inner)
-			if !ok {
-				wp = wv &^ transferBit
-				q, _ := sendQueued(c.inner)
-				queued = q > 0
+			// The kernel is asked (a system call) only when a write
+			// transfer may run: one was running or had bytes queued at
+			// the last look, or a Write came since the last boundary.
+			// Otherwise nothing can be queued that was not seen empty.
+			if rs.wx.start != 0 || rs.queued || wv&transferBit == 0 {
+				// Progress is what the peer took: the bytes it
+				// acknowledged on TCP, where a Write's bytes sit in the
+				// kernel's queue until then; elsewhere what Writes
+				// returned.
+				wp, queued, ok := tcpProgress(c.inner)
+				if !ok {
+					wp = wv &^ transferBit
+					q, _ := sendQueued(c.inner)
+					queued = q > 0
+				}
+				rs.queued = queued
+				if !queued && wp == rs.lastW { // nothing to send: no transfer
+					rs.wx = window{}
+					if wv&transferBit == 0 {
+						c.wbytes.Or(transferBit)
+					}
+				} else {
+					if rs.wx.start == 0 {
+						rs.wx = window{t.transferStart(wv, &c.wfrom, read, rst, nowNs), rs.lastW}
+					}
+					n := wp - rs.wx.base
+					if slow(s.rate[1], n, nowNs-rs.wx.start, s.grace) {
+						return ev(ReasonWriteRate, nowNs-rs.wx.start), true, 0, false
+					}
+					next = min(next, due(rs.wx.start, n, s.rate[1], s.grace))
+					sending = queued
+				}
+				rs.lastW = wp
 			}
-			if !queued && wp == rs.lastW { // nothing to send: no transfer
-				rs.wx = window{}
-				if wv&transferBit == 0 {
-					c.wbytes.Or(transferBit)
-				}
-			} else {
-				if rs.wx.start == 0 {
-					rs.wx = window{t.transferStart(wv, &c.wfrom, read, rst, nowNs), rs.lastW}
-				}
-				n := wp - rs.wx.base
-				if slow(s.rate[1], n, nowNs-rs.wx.start, s.grace) {
-					return ev(ReasonWriteRate, nowNs-rs.wx.start), true, 0, false
-				}
-				next = min(next, due(rs.wx.start, n, s.rate[1], s.grace))
-				sending = queued
-			}
-			rs.lastW = wp
 		}
 		// Transfers that begin later are seen within RateGrace / 4.
 		next = min(next, nowNs+s.grace/4)
