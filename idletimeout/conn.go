@@ -326,7 +326,7 @@ func (c *Conn) Touch() {
 // released), does nothing.
 func (c *Conn) Pause() {
 	if c.state.CompareAndSwap(stateTracked, statePaused) {
-		c.boundary()
+		c.boundary(false)
 	}
 }
 
@@ -339,7 +339,7 @@ func (c *Conn) Resume() {
 	raise(&c.rstamp, now)
 	raise(&c.wstamp, now)
 	if c.state.CompareAndSwap(statePaused, stateTracked) {
-		c.boundary()
+		c.boundary(true)
 	}
 	c.closeAged(now)
 }

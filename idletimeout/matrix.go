@@ -67,8 +67,8 @@ func (s *settings) ageLimit(born int64) int64 {
 }
 
 // transferBit in rbytes or wbytes says that no byte moved that way since
-// the last transfer boundary: the wrap, a Pause or Resume, or (seen by
-// the owner) the other side moving. The Read or Write that moves the next
+// the last transfer boundary: the wrap, a Pause, a Resume (reads only),
+// or (seen by the owner) the other side moving. The Read or Write that moves the next
 // byte stores the activity clock in rfrom or wfrom, then clears the bit,
 // so a transfer is judged from its first byte, within a Resolution.
 const transferBit = 1 << 63
@@ -80,11 +80,16 @@ func (c *Conn) began(count *atomic.Uint64, from *atomic.Int64) {
 	count.And(^uint64(transferBit))
 }
 
-// boundary ends both transfers: the next byte either way begins a new one.
-func (c *Conn) boundary() {
+// boundary ends the read transfer, and the write transfer too unless
+// reads only: the next byte that way begins a new one. A Pause (a request
+// arrived) ends both; a Resume (its response is written) only the read
+// transfer, since the response's bytes may still be queued to the peer.
+func (c *Conn) boundary(readsOnly bool) {
 	if c.counts {
 		c.rbytes.Or(transferBit)
-		c.wbytes.Or(transferBit)
+		if !readsOnly {
+			c.wbytes.Or(transferBit)
+		}
 	}
 }
 
