@@ -187,7 +187,9 @@ func (t *tracker) judge(c *Conn, paused bool, nowNs int64) (v verdict, hard bool
 		wrote := ws != rs.lastWs
 		if wrote { // an answer ends the read transfer
 			rs.rx = window{}
-			if rv&transferBit == 0 && c.rfrom.Load() <= ws {
+			// A first byte stamped in the same tick as the Write may
+			// follow it: only one stamped before is surely over.
+			if rv&transferBit == 0 && c.rfrom.Load() < ws {
 				c.rbytes.Or(transferBit) // the next read begins a transfer
 			}
 		}
@@ -220,9 +222,13 @@ func (t *tracker) judge(c *Conn, paused bool, nowNs int64) (v verdict, hard bool
 		rs.lastR, rs.lastWs = rn, ws
 		if s.rate[1] > 0 {
 			wv := c.wbytes.Load()
-			if read { // the peer spoke: a write transfer ends
+			// The peer spoke after the write transfer began: it ends. Its
+			// first byte is compared, not rstamp, which a Resume touches;
+			// bytes read before a boundary (a request, then Pause and
+			// Resume around its response) end nothing.
+			if read && (wv&transferBit != 0 || rv&transferBit == 0 && c.rfrom.Load() > c.wfrom.Load()) {
 				rs.wx = window{}
-				if wv&transferBit == 0 && c.wfrom.Load() <= rst {
+				if wv&transferBit == 0 {
 					c.wbytes.Or(transferBit) // the next write begins a transfer
 					wv |= transferBit
 				}

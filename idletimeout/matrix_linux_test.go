@@ -171,7 +171,14 @@ func TestWriteRateResumedWithBytesQueuedNeverCut(t *testing.T) {
 			}
 			server.inner.(*net.TCPConn).SetWriteBuffer(4 << 20) // the whole response fits
 			const size = 256 << 10
-			server.Pause() // a request is being handled
+			// The request: read just before the Pause, as net/http does.
+			if _, err := client.Write([]byte("GET /file\n")); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := io.ReadFull(server, make([]byte, 10)); err != nil {
+				t.Fatal(err)
+			}
+			server.Pause() // the request is being handled
 			if _, err := server.Write(make([]byte, size)); err != nil {
 				t.Fatal(err)
 			}
