@@ -55,11 +55,19 @@ var (
 	}
 	wrapperImpl = serverImpl{name: "wrapper", forward: true}
 	reapImpl    = serverImpl{name: "reap", idle: &reapConfig, timeReaps: true}
+	// matrixImpl is idletimeout's recommended raw TCP config (issue 25:
+	// rates and a first-byte deadline), its idle and first-byte timeouts
+	// at echoTimeout so that connections waiting for their variant's turn
+	// are not reaped: Read and Write count bytes, and every connection's
+	// timer comes up each RateGrace / 4 to judge its transfers (reading
+	// tcp_info for the write rate).
+	matrixImpl = serverImpl{name: "matrix", idle: &idletimeout.Config{IdleTimeout: echoTimeout, FirstByteTimeout: echoTimeout,
+		MinReadRate: 240, MinWriteRate: 240, RateGrace: 5 * time.Second}}
 )
 
 // implByName finds an echo or reap server variant by name.
 func implByName(name string) (serverImpl, bool) {
-	for _, im := range append(echoImpls[:len(echoImpls):len(echoImpls)], wrapperImpl, reapImpl) {
+	for _, im := range append(echoImpls[:len(echoImpls):len(echoImpls)], wrapperImpl, reapImpl, matrixImpl) {
 		if im.name == name {
 			return im, true
 		}

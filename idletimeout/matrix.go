@@ -67,8 +67,8 @@ func (s *settings) ageLimit(born int64) int64 {
 }
 
 // transferBit in rbytes or wbytes says that no byte moved that way since
-// the last transfer boundary: the wrap, a Pause or Resume, or (seen by
-// the owner) the other side moving. The Read or Write that moves the next
+// the last transfer boundary: the wrap, a Pause, a Resume (reads only),
+// or (seen by the owner) the other side moving. The Read or Write that moves the next
 // byte stores the activity clock in rfrom or wfrom, then clears the bit,
 // so a transfer is judged from its first byte, within a Resolution.
 const transferBit = 1 << 63
@@ -80,11 +80,16 @@ func (c *Conn) began(count *atomic.Uint64, from *atomic.Int64) {
 	count.And(^uint64(transferBit))
 }
 
-// boundary ends both transfers: the next byte either way begins a new one.
-func (c *Conn) boundary() {
+// boundary ends the read transfer, and the write transfer too unless
+// reads only: the next byte that way begins a new one. A Pause (a request
+// arrived) ends both; a Resume (its response is written) only the read
+// transfer, since the response's bytes may still be queued to the peer.
+func (c *Conn) boundary(readsOnly bool) {
 	if c.counts {
 		c.rbytes.Or(transferBit)
-		c.wbytes.Or(transferBit)
+		if !readsOnly {
+			c.wbytes.Or(transferBit)
+		}
 	}
 }
 
@@ -136,6 +141,7 @@ type rateState struct {
 	lastR, lastW uint64 // bytes read and the write progress at the last look
 	lastWs       int64  // wstamp at the last look
 	lastPaused   bool   // the state at the last look
+	queued       bool   // bytes were queued to the peer at the last look that asked
 }
 
 // judge looks at the limits beyond idleness for c, in state paused or not,
@@ -181,7 +187,9 @@ func (t *tracker) judge(c *Conn, paused bool, nowNs int64) (v verdict, hard bool
 		wrote := ws != rs.lastWs
 		if wrote { // an answer ends the read transfer
 			rs.rx = window{}
-			if rv&transferBit == 0 && c.rfrom.Load() <= ws {
+			// A first byte stamped in the same tick as the Write may
+			// follow it: only one stamped before is surely over.
+			if rv&transferBit == 0 && c.rfrom.Load() < ws {
 				c.rbytes.Or(transferBit) // the next read begins a transfer
 			}
 		}
@@ -214,38 +222,51 @@ func (t *tracker) judge(c *Conn, paused bool, nowNs int64) (v verdict, hard bool
 		rs.lastR, rs.lastWs = rn, ws
 		if s.rate[1] > 0 {
 			wv := c.wbytes.Load()
-			if read { // the peer spoke: a write transfer ends
-				rs.wx = window{}
-				if wv&transferBit == 0 && c.wfrom.Load() <= rst {
-					c.wbytes.Or(transferBit) // the next write begins a transfer
-				}
-			}
-			// Progress is what the peer took: the bytes it acknowledged
-			// on TCP, where a Write's bytes sit in the kernel's queue
-			// until then; elsewhere what Writes returned.
-			wp, queued, ok := tcpProgress(c.inner)
-			if !ok {
-				wp = wv &^ transferBit
-				q, _ := sendQueued(c.inner)
-				queued = q > 0
-			}
-			if !queued && wp == rs.lastW { // nothing to send: no transfer
+			// The peer spoke after the write transfer began: it ends. Its
+			// first byte is compared, not rstamp, which a Resume touches;
+			// bytes read before a boundary (a request, then Pause and
+			// Resume around its response) end nothing.
+			if read && (wv&transferBit != 0 || rv&transferBit == 0 && c.rfrom.Load() > c.wfrom.Load()) {
 				rs.wx = window{}
 				if wv&transferBit == 0 {
-					c.wbytes.Or(transferBit)
+					c.wbytes.Or(transferBit) // the next write begins a transfer
+					wv |= transferBit
 				}
-			} else {
-				if rs.wx.start == 0 {
-					rs.wx = window{t.transferStart(wv, &c.wfrom, read, rst, nowNs), rs.lastW}
-				}
-				n := wp - rs.wx.base
-				if slow(s.rate[1], n, nowNs-rs.wx.start, s.grace) {
-					return ev(ReasonWriteRate, nowNs-rs.wx.start), true, 0, false
-				}
-				next = min(next, due(rs.wx.start, n, s.rate[1], s.grace))
-				sending = queued
 			}
-			rs.lastW = wp
+			// The kernel is asked (a system call) only when a write
+			// transfer may run: one was running or had bytes queued at
+			// the last look, or a Write came since the last boundary.
+			// Otherwise nothing can be queued that was not seen empty.
+			if rs.wx.start != 0 || rs.queued || wv&transferBit == 0 {
+				// Progress is what the peer took: the bytes it
+				// acknowledged on TCP, where a Write's bytes sit in the
+				// kernel's queue until then; elsewhere what Writes
+				// returned.
+				wp, queued, ok := tcpProgress(c.inner)
+				if !ok {
+					wp = wv &^ transferBit
+					q, _ := sendQueued(c.inner)
+					queued = q > 0
+				}
+				rs.queued = queued
+				if !queued && wp == rs.lastW { // nothing to send: no transfer
+					rs.wx = window{}
+					if wv&transferBit == 0 {
+						c.wbytes.Or(transferBit)
+					}
+				} else {
+					if rs.wx.start == 0 {
+						rs.wx = window{t.transferStart(wv, &c.wfrom, read, rst, nowNs), rs.lastW}
+					}
+					n := wp - rs.wx.base
+					if slow(s.rate[1], n, nowNs-rs.wx.start, s.grace) {
+						return ev(ReasonWriteRate, nowNs-rs.wx.start), true, 0, false
+					}
+					next = min(next, due(rs.wx.start, n, s.rate[1], s.grace))
+					sending = queued
+				}
+				rs.lastW = wp
+			}
 		}
 		// Transfers that begin later are seen within RateGrace / 4.
 		next = min(next, nowNs+s.grace/4)

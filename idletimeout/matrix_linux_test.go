@@ -152,32 +152,50 @@ func TestWriteRateIdleAfterResponseNotJudged(t *testing.T) {
 // pace) is never cut, neither for the write rate nor for the 2s idle
 // timeout, though no Write comes after the Resume.
 func TestWriteRateResumedWithBytesQueuedNeverCut(t *testing.T) {
-	cfg := writeRateConfig
-	cfg.IdleTimeout = 2 * time.Second
-	l := listenTCP(t, cfg)
-	server, client := tcpPair(t, l)
-	if _, _, ok := tcpProgress(server.inner); !ok {
-		t.Skip("tcp_info is not read on this platform")
+	for _, tc := range []struct {
+		name   string
+		handle time.Duration // how long the request stays paused after the Write
+	}{
+		{"resumed at once", 0},
+		// The timer looked at the paused transfer meanwhile, as it does
+		// when a handler runs longer than RateGrace / 4.
+		{"looked at while paused", writeRateConfig.RateGrace / 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := writeRateConfig
+			cfg.IdleTimeout = 2 * time.Second
+			l := listenTCP(t, cfg)
+			server, client := tcpPair(t, l)
+			if _, _, ok := tcpProgress(server.inner); !ok {
+				t.Skip("tcp_info is not read on this platform")
+			}
+			server.inner.(*net.TCPConn).SetWriteBuffer(4 << 20) // the whole response fits
+			const size = 256 << 10
+			// The request: read just before the Pause, as net/http does.
+			if _, err := client.Write([]byte("GET /file\n")); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := io.ReadFull(server, make([]byte, 10)); err != nil {
+				t.Fatal(err)
+			}
+			server.Pause() // the request is being handled
+			if _, err := server.Write(make([]byte, size)); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(tc.handle) // the handler's work
+			server.Resume()
+			client.SetReadDeadline(time.Now().Add(30 * time.Second))
+			want := 6 * cfg.RateGrace.Nanoseconds() / int64(time.Second) * 20 << 10 // 6 × RateGrace at 20 KB/s
+			got, gap, err := pacedReadGap(io.LimitReader(client, want), 2<<10, 100*time.Millisecond)
+			if err != nil {
+				t.Fatalf("client read %d bytes, then %v (Stats %+v)", got, err, l.Stats())
+			}
+			if st := l.Stats(); st.Closed != 0 {
+				t.Errorf("Stats %+v: an honest reader of a queued response was cut", st)
+			}
+			t.Logf("read %d bytes, longest gap %v", got, gap)
+		})
 	}
-	server.inner.(*net.TCPConn).SetWriteBuffer(4 << 20) // the whole response fits
-	const size = 256 << 10
-	server.Pause() // a request is being handled
-	if _, err := server.Write(make([]byte, size)); err != nil {
-		t.Fatal(err)
-	}
-	// The handler returned; the timer looked at the paused transfer
-	// meanwhile, as it does when a handler runs longer than RateGrace / 4.
-	time.Sleep(writeRateConfig.RateGrace / 2)
-	server.Resume()
-	client.SetReadDeadline(time.Now().Add(30 * time.Second))
-	got, gap, err := pacedReadGap(io.LimitReader(client, 6*cfg.RateGrace.Nanoseconds()/int64(time.Second)*20<<10), 2<<10, 100*time.Millisecond)
-	if err != nil {
-		t.Fatalf("client read %d bytes, then %v (Stats %+v)", got, err, l.Stats())
-	}
-	if st := l.Stats(); st.Closed != 0 {
-		t.Errorf("Stats %+v: an honest reader of a queued response was cut", st)
-	}
-	t.Logf("read %d bytes, longest gap %v", got, gap)
 }
 
 // soErrorWithin polls c's pending socket error (SO_ERROR) until it is set

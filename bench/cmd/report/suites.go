@@ -334,7 +334,8 @@ var suites = []suite{
 			"10,000 connections go idle against a 200 ms IdleTimeout (10 ms Resolution); all must be reaped " +
 			"(`reaped`, `idle-err`), none early, and `late` counts those closed later than timeout + 2 × " +
 			"Resolution; `min/p50/p99/max-ms` are from the echo to EOF as the client saw it. `IdleEchoRatio`: " +
-			"the same echo with the variants (and `wrapper`, a conn wrapper that only forwards Read and Write) " +
+			"the same echo with the variants (and `wrapper`, a conn wrapper that only forwards Read and Write, and " +
+			"`matrix`, idletimeout with first-byte and minimum read and write rates) " +
 			"taking turns in rounds, so that the machine's changing load falls on all alike; " +
 			"`<variant>-srv-ns/op` is server CPU per message and `a/b` the ratio of two of them.",
 		Bench:          `^BenchmarkIdle`,
@@ -347,7 +348,7 @@ var suites = []suite{
 				Units: []string{"srv-cpu-ns/op"}, Groups: `^IdleEcho/`, Trim: "IdleEcho/",
 				Axis: "server process CPU ns per message (srv-cpu-ns/op)"},
 			{File: "idle-echo-interleaved.svg", Title: "Idle timeout: server CPU per message, variants interleaved",
-				Units:      []string{"bare-srv-ns/op", "ttlkit-srv-ns/op", "deadline-srv-ns/op", "wrapper-srv-ns/op"},
+				Units:      []string{"bare-srv-ns/op", "ttlkit-srv-ns/op", "deadline-srv-ns/op", "wrapper-srv-ns/op", "matrix-srv-ns/op"},
 				UnitSeries: true, SeriesTrim: "-srv-ns/op", Groups: `^IdleEchoRatio/`, Trim: "IdleEchoRatio/",
 				Axis: "server process CPU ns per message"},
 		},
@@ -385,13 +386,16 @@ var suites = []suite{
 			"until 99% were closed as slowhttptest saw it (it notices a close when it next sends, every 3s; the " +
 			"test length if never); `unavail-s`: seconds its probe found the service down; `honest-cut`: honest " +
 			"clients (half downloading at 2 KB/s, half keep-alive sending a request every 3s) that saw an error or " +
-			"a close; `reaped-*`: the idletimeout Listener's Stats. bench/idle_attack_setup.sh installs the tools.",
+			"a close; `srv-reap99-s`: server-side, seconds from what a limit judged (the first byte read for the read " +
+			"rate, the first byte written for the write rate, the accept otherwise) until 99% of the connections " +
+			"idletimeout reaped were closed; `reaped-*`: the idletimeout Listener's Stats. slowhttptest's slow read " +
+			"(`-X`) counts its connections open until it ends, closed or not. bench/idle_attack_setup.sh installs the tools.",
 		Bench:          `^BenchmarkSlowAttack$`,
 		Benchtime:      "1x",
 		QuickBenchtime: "1x",
 		OneShot:        true,
 		Ratio:          []string{"closed99-s"},
-		Columns:        []string{"conns", "held-max", "closed99-s", "unavail-s", "honest", "honest-cut"},
+		Columns:        []string{"conns", "held-max", "closed99-s", "srv-reap99-s", "unavail-s", "honest", "honest-cut"},
 	},
 	{
 		ID:    "slowattackline",
