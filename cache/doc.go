@@ -193,8 +193,9 @@
 // Memory per entry: about 86 bytes besides the 16 bytes of key and value,
 // for uint64 keys and values at 47k-160k entries (bench module,
 // BenchmarkCacheBytesPerEntry): an 80-byte entry that holds its own
-// timer, and its index slot (about 15 bytes). Add a box of V's size when
-// V holds pointers, and about 12 bytes of frequency sketch per entry of a
+// timer, and its index slot (about 15 bytes). When V holds pointers the
+// entry has no inline value but a box of V's size (string keys and []byte
+// values: an 80-byte entry and a 24-byte box), and add about 12 bytes of frequency sketch per entry of a
 // full bounded cache (8 bytes per entry of its Limit, rounded up to a
 // power of two per shard, made when a shard is first half full). The index shrinks as entries expire
 // or are deleted, so memory follows the population down as well as up.
