@@ -333,8 +333,8 @@ func TestDeletedAndReplacedValuesNotPinned(t *testing.T) {
 		t.Errorf("deleted node: value box %p, live %v; want nil, false", p, dn.live())
 	}
 	rn := node("rep")
-	if rn.value != nil {
-		t.Errorf("a V with pointers is stored inline (%p), want boxed", rn.value)
+	if storedInline(rn) {
+		t.Errorf("a V with pointers is stored inline (%p), want boxed", rn.val.Load())
 	}
 	first, _ := c.Get("rep")
 	c.Set("rep", new([64]byte))

@@ -78,8 +78,8 @@
 // Costs: a Get takes no lock, sends on no channel, allocates nothing and
 // reads the clock once when it finds an entry. A Set of an existing key
 // takes one shard lock; a new key also queues one timer for the expiry
-// engine. About 86 bytes per entry besides the key and value (uint64 keys
-// and values, unbounded), 100 with a Limit. How it works is in doc/design/cache.md.
+// engine. About 84 bytes per entry besides the key and value (uint64 keys
+// and values, unbounded), 97 with a Limit. How it works is in doc/design/cache.md.
 //
 // # Guarantees
 //
@@ -194,13 +194,15 @@
 // goroutine only when it cannot wait for its next wake-up, so under load
 // the engine wakes about once per Resolution.
 //
-// Memory per entry: about 86 bytes besides the 16 bytes of key and value,
+// Memory per entry: about 84 bytes besides the 16 bytes of key and value,
 // for uint64 keys and values at 47k-160k entries (bench module,
 // BenchmarkCacheBytesPerEntry): an 80-byte entry that holds its own
-// timer, and its index slot (about 15 bytes). Add a box of V's size when
-// V holds pointers, and about 12 bytes of frequency sketch per entry of a
-// full bounded cache (8 bytes per entry of its Limit, rounded up to a
-// power of two per shard, made when a shard is first half full). The index shrinks as entries expire
+// timer, and its index slot (about 15 bytes). When V holds pointers the
+// entry has no inline value but a box of V's size instead (string keys
+// and []byte values: an 80-byte entry and a 24-byte box). A full bounded
+// cache adds about 12 bytes of frequency sketch per entry (8 bytes per
+// entry of its Limit, rounded up to a power of two per shard, made when a
+// shard is first half full). The index shrinks as entries expire
 // or are deleted, so memory follows the population down as well as up.
 // An empty cache takes about 13 KiB at GOMAXPROCS=64 (most of it its
 // wheel): shards are made when a key first reaches them (one per

@@ -32,14 +32,18 @@ import (
 // timer.Value, is the key itself.
 //
 // Value. val points to the current value, and is nil once the node is
-// dead. For a V without pointers the first value is stored inline, in
-// value, and val points to it; every later value (an overwrite), and every
-// value of a V with pointers, is a separate box that an overwrite replaces
-// with one atomic store. A box, once published, is never written again, so
-// a reader that loaded val copies a value that no writer touches: never
-// torn, never another key's. The inline value is never written after
-// publication either; it outlives an overwrite only for V without pointers,
-// where it pins no other memory.
+// dead. For a V without pointers the first value is stored inline, in the
+// value field of an inlineNode whose first field is the node, and val
+// points there; every later value (an overwrite), and every value of a V
+// with pointers, is a separate box that an overwrite replaces with one
+// atomic store. A node of a V with pointers is a bare node, with no inline
+// field it would never use (a []byte value would leave 24 bytes of every
+// node empty). A box, once published, is never written again, so a reader
+// that loaded val copies a value that no writer touches: never torn, never
+// another key's. The inline value is never written after publication
+// either; it outlives an overwrite only for V without pointers, where it
+// pins no other memory. Either way a value is reached only through val,
+// so no code but newNodeLocked knows which shape a node has.
 //
 // Ownership. The key and value are written once before the node is
 // published and never change. timer's links and deadline belong to the
@@ -49,9 +53,12 @@ import (
 // is incremented by readers without any lock (see noteRead) and reset by
 // the policy under the lock.
 //
-// Size. For uint64 keys and values a node is 80 bytes (the Timer 32, the
-// links 16, stamp, val, reads and meta 24, the value 8), one size class of
-// the allocator, where a node of 64 and an expiry of 48 took 112.
+// Size. A node is the Timer, the links (16 bytes), and stamp, val, reads
+// and meta (24). For uint64 keys and values it is 72 bytes, 80 as an
+// inlineNode with its value, one size class of the allocator (a node of 64
+// and an expiry of 48 took 112). For string keys and []byte values it is
+// 80 bytes plus a 24-byte box, where a node with an unused inline field
+// took 112.
 type node[K comparable, V any] struct {
 	// timer must stay the first field: nodeOf converts its address.
 	timer timingwheel.Timer[K]
@@ -67,7 +74,14 @@ type node[K comparable, V any] struct {
 	val   atomic.Pointer[V] // the current value; nil once dead
 	reads atomic.Uint32     // reads since the policy last looked, saturating
 	meta  uint32            // weight<<2 | queue
-	value V                 // the first value, inline (V without pointers only)
+}
+
+// inlineNode is the shape of a node for a V without pointers: the node
+// and, after it, its first value, which the node's val points to (see
+// node). Only newNodeLocked names it; everything else holds the *node.
+type inlineNode[K comparable, V any] struct {
+	node  node[K, V] // first field: a *node is the inlineNode's address
+	value V          // the first value; never written after publication
 }
 
 // nodeOf returns the node whose timer t is. Every Timer the cache's
@@ -185,16 +199,19 @@ func (s *shard[K, V]) each(f func(*node[K, V])) {
 // newNodeLocked returns an unpublished node for key holding value with
 // the given deadline.
 func (s *shard[K, V]) newNodeLocked(key K, value V, w, deadline int64) *node[K, V] {
-	n := &node[K, V]{meta: uint32(w) << 2}
-	n.timer.Value = key
+	var n *node[K, V]
 	if s.inline {
-		n.value = value
-		n.val.Store(&n.value)
+		in := &inlineNode[K, V]{value: value}
+		n = &in.node
+		n.val.Store(&in.value)
 	} else {
+		n = new(node[K, V])
 		box := new(V)
 		*box = value
 		n.val.Store(box)
 	}
+	n.meta = uint32(w) << 2
+	n.timer.Value = key
 	n.setDeadlineLocked(deadline)
 	return n
 }
