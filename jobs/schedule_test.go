@@ -333,7 +333,7 @@ func TestClockWatcherStopsWithoutWallJobs(t *testing.T) {
 // TestHugeDelaysNotCutShort pins issue 20 item 4: After and Every
 // clamped their delay to about 97 years (maxDelay), so After(100 years)
 // ran 2.6 years early, breaking "never early". Any positive Duration is
-// honoured, past the wheel's own horizon (about 146 years) too.
+// honoured, past the wheel's own horizon (about 73 years) too.
 func TestHugeDelaysNotCutShort(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s, r := newScheduler(t, Options{})
