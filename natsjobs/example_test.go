@@ -109,11 +109,14 @@ func ExampleWorkOptions() {
 	stop()
 	fmt.Println(<-cause)
 	fmt.Println(<-done)
-	st, _ := c.QueueStats(ctx, "reports")
-	fmt.Println("pending again:", st.Pending)
+	// Get reads the job's stored copy, which Work put back before it
+	// returned. (QueueStats.Pending is the server's count, which may
+	// trail the write by a moment.)
+	j, _ := c.Get(ctx, "reports", "monthly")
+	fmt.Println(j.State, "again, failed attempts:", j.Attempts)
 	// Output:
 	// start monthly attempt 1
 	// natsjobs: worker stopped
 	// <nil>
-	// pending again: 1
+	// pending again, failed attempts: 0
 }

@@ -245,11 +245,19 @@ func TestMiddleware(t *testing.T) {
 // A handler that runs longer than Config.Timeout has its success stored:
 // the server calls after it get a Timeout of their own (they shared the
 // one started before the handler, and failed, so the job ran again).
+//
+// The handler returns only once Config.Timeout has passed since r.Started,
+// which is after the pre-run context was made, so that context has expired
+// whatever the machine's load. Config.Timeout itself must cover a server
+// round trip on a loaded machine: at 100 ms, Open's stream creation timed
+// out under a load of 25 on 2 cores (once in 90 runs).
 func TestHandlerLongerThanTimeout(t *testing.T) {
-	c := open(t, Config{Timeout: 100 * time.Millisecond})
+	const timeout = time.Second
+	c := open(t, Config{Timeout: timeout})
 	hooks, finished := outcomes()
 	runs := runsOf(t, c, WorkOptions{Hooks: hooks}, func(ctx context.Context, r Run) error {
-		<-time.After(300 * time.Millisecond) // the work, longer than Config.Timeout
+		// The work, longer than Config.Timeout.
+		<-time.After(time.Until(r.Started.Add(timeout + 10*time.Millisecond)))
 		return nil
 	})
 	if err := c.Enqueue(context.Background(), Job{Queue: "q", ID: "a"}); err != nil {
