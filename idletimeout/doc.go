@@ -197,21 +197,23 @@
 // doc/benchmarks.md: slowhttptest on loopback, 300 attack connections for
 // 30s, 50 honest clients (half downloading at 2 KB/s, half keep-alive),
 // RateGrace 5s and the default Resolution (312.5ms), so the bound is
-// 5.625s; a shared 2-core machine at load 14 to 27. Slowloris: all 300
-// reaped for the read rate, 99% within 5.64s of their first byte
+// 5.625s; a shared 2-core machine at load 7 to 15. Slowloris: all 300
+// reaped for the read rate, 99% within 5.62s of their first byte
 // (server-side; 9.37s before the deadline became the timer's), and the
 // attacker saw 99% closed 7s into the test (it notices at its next send,
-// every 3s), against 7s for net/http's ReadHeaderTimeout of 5s and 9s for
-// nginx at 5s. Slow read: all 300 reaped for the write rate, 99% within
-// 6.9s of the response's first byte (the whole transfer is judged, and
-// the receive buffer's first burst buys credit); slowhttptest's slow-read
-// mode counts its connections open until it ends, closed or not (nginx's
-// send_timeout shows the same). Slow body and range: the Go servers
-// answer without waiting for the body, so both end them in 3-4s. No
-// honest client was cut in any attack (a slow-read run before the fix of
-// resumed responses cut 11 of 50: TestWriteRateResumedWithBytesQueuedNeverCut).
-// A raw TCP line protocol under 300 tricklers: all closed, where a read
-// deadline per Read closed none; no honest client cut.
+// every 3s), as with net/http's ReadHeaderTimeout of 5s and nginx at 5s.
+// Slow read: all 300 reaped for the write rate, 99% within 6.9s of the
+// response's first byte (the whole transfer is judged, and the receive
+// buffer's first burst buys credit), the queued bytes dropped by a reset;
+// slowhttptest's slow-read mode counts its connections open until it
+// ends, closed or not (nginx's send_timeout shows the same). Slow body and
+// range: the Go servers answer without waiting for the body, so both end
+// them in 2s. No honest client was cut in any attack (a slow-read run
+// before the fix of resumed responses cut 11 of 50:
+// TestWriteRateResumedWithBytesQueuedNeverCut). A raw TCP line protocol
+// under 300 tricklers sending a byte a second: all closed, 99% by 6.3s
+// (8.1s before), where a read deadline per Read closed none; no honest
+// client cut.
 //
 // Recommended for an HTTP server (install ConnState too; net/http's
 // ReadHeaderTimeout may stay as a second line, its ReadTimeout and
@@ -253,9 +255,9 @@
 // connection, BenchmarkOverhead's workload: about 9 ns wrapped, 18 ns
 // with the add, 4 ns bare). On a loopback echo server with 10,000
 // connections and the recommended raw TCP limits, the server's CPU per
-// message was 1.018× that of no timeout (BenchmarkIdleEchoRatio, variant
-// matrix, variants interleaved, one run at load 24; 1.09× while every
-// look asked the kernel for the write progress). With a rate set, each connection's timer comes up
+// message was 1.008× that of no timeout (BenchmarkIdleEchoRatio, variant
+// matrix, variants interleaved, at load 7 to 10; 1.018× in a run at load
+// 24; 1.09× while every look asked the kernel for the write progress). With a rate set, each connection's timer comes up
 // every RateGrace / 4, reading the kernel's tcp_info for the write rate on
 // Linux TCP, and at each transfer's deadline (on every tick while a read
 // transfer past it waits for its next byte). Per connection: one wheel operation per

@@ -222,11 +222,11 @@ func (t *tracker) judge(c *Conn, paused bool, nowNs int64) (v verdict, hard bool
 		rs.lastR, rs.lastWs = rn, ws
 		if s.rate[1] > 0 {
 			wv := c.wbytes.Load()
-			// The peer spoke after the write transfer began: it ends. Its
-			// first byte is compared, not rstamp, which a Resume touches;
-			// bytes read before a boundary (a request, then Pause and
-			// Resume around its response) end nothing.
-			if read && (wv&transferBit != 0 || rv&transferBit == 0 && c.rfrom.Load() > c.wfrom.Load()) {
+			// The peer spoke after the write transfer began: it ends.
+			// Bytes read before the last read boundary (a request, then
+			// Pause and Resume around its response: Resume touches
+			// rstamp) end nothing.
+			if read && (wv&transferBit != 0 || rv&transferBit == 0 && rst > c.wfrom.Load()) {
 				rs.wx = window{}
 				if wv&transferBit == 0 {
 					c.wbytes.Or(transferBit) // the next write begins a transfer
