@@ -105,7 +105,7 @@ type Stats struct {
 type Cache[V any] struct {
 	opts  Options[V]
 	store Store
-	l1    *cache.Cache[string, entry[V]]
+	l1    *cache.Cache[string, *entry[V]] // copies never written once stored
 
 	// mu serializes every write of l1 that comes from the store (a read,
 	// a Set, an event) with the events, so a copy older than an event
@@ -127,7 +127,9 @@ type Cache[V any] struct {
 // entry is a local copy: the value or a not-found placeholder, with the
 // store's revision it came from. With Options.StaleIfError, fresh is when
 // it stops being served without asking the store (time since Cache.born);
-// the local cache keeps it StaleIfError longer.
+// the local cache keeps it StaleIfError longer. The local cache holds
+// pointers to entries that are never written once stored, so a hit copies
+// one word out of it instead of the whole entry.
 type entry[V any] struct {
 	v        V
 	rev      uint64
@@ -136,27 +138,28 @@ type entry[V any] struct {
 }
 
 // local returns key's local copy if there is one the cache may serve
-// without asking the store.
-func (c *Cache[V]) local(key string) (entry[V], bool) {
-	e, ok := c.l1.Get(key)
-	if !ok || c.opts.StaleIfError == 0 || time.Since(c.born) < e.fresh {
-		return e, ok
+// without asking the store, or nil. The caller must not write it.
+func (c *Cache[V]) local(key string) *entry[V] {
+	e, _ := c.l1.Get(key)
+	if e == nil || c.opts.StaleIfError == 0 || time.Since(c.born) < e.fresh {
+		return e
 	}
 	c.pastFresh.Add(1) // counted by l1 as a hit, but the store is asked
-	return e, false
+	return nil
 }
 
 // stale returns key's local copy past its deadline when err says the store
-// cannot be reached and Options.StaleIfError allows it.
-func (c *Cache[V]) stale(key string, err error) (entry[V], bool) {
+// cannot be reached and Options.StaleIfError allows it, or nil. The caller
+// must not write it.
+func (c *Cache[V]) stale(key string, err error) *entry[V] {
 	if c.opts.StaleIfError == 0 || !errors.Is(err, ErrUnavailable) {
-		return entry[V]{}, false
+		return nil
 	}
-	e, ok := c.l1.Peek(key)
-	if ok {
+	e, _ := c.l1.Peek(key)
+	if e != nil {
 		c.staleHits.Add(1)
 	}
-	return e, ok
+	return e
 }
 
 // dropStale drops key's copy if it is past its deadline: the store said
@@ -188,7 +191,7 @@ func New[V any](ctx context.Context, store Store, opts Options[V]) (*Cache[V], e
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
-	l1, err := cache.New(cache.Options[string, entry[V]]{TTL: opts.LocalTTL, Limit: opts.Limit, Name: "sharedcache"})
+	l1, err := cache.New(cache.Options[string, *entry[V]]{TTL: opts.LocalTTL, Limit: opts.Limit, Name: "sharedcache"})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrOptions, err)
 	}
@@ -261,7 +264,7 @@ func (c *Cache[V]) Close() error {
 // returned instead). A hit on the local copy takes no lock and allocates
 // nothing.
 func (c *Cache[V]) Get(ctx context.Context, key string) (V, error) {
-	if e, ok := c.local(key); ok {
+	if e := c.local(key); e != nil {
 		return e.value()
 	}
 	if c.closed.Load() {
@@ -270,7 +273,7 @@ func (c *Cache[V]) Get(ctx context.Context, key string) (V, error) {
 	}
 	e, found, err := c.fetch(ctx, key)
 	if err != nil {
-		if s, ok := c.stale(key, err); ok {
+		if s := c.stale(key, err); s != nil {
 			return s.value()
 		}
 		var zero V
@@ -283,7 +286,7 @@ func (c *Cache[V]) Get(ctx context.Context, key string) (V, error) {
 	return e.value()
 }
 
-func (e entry[V]) value() (V, error) {
+func (e *entry[V]) value() (V, error) {
 	if e.notFound {
 		var zero V
 		return zero, ErrNotFound
@@ -413,8 +416,9 @@ func (c *Cache[V]) end(key string, p *pending, e *entry[V], deadline time.Time) 
 		case had && cur.rev > e.rev:
 			// a newer copy is already here
 		case e.rev >= p.floor && p.epoch == c.epoch && c.live && ttl > 0:
-			e.fresh = time.Since(c.born) + ttl
-			c.l1.SetWithExpire(key, *e, ttl+c.opts.StaleIfError)
+			stored := *e // a fresh copy: the stored one is never written
+			stored.fresh = time.Since(c.born) + ttl
+			c.l1.SetWithExpire(key, &stored, ttl+c.opts.StaleIfError)
 		case had:
 			c.l1.Delete(key)
 		}

@@ -45,7 +45,7 @@ func (c *Cache[V]) wakeFlight(key any, f any) bool {
 // otherwise the result of load, which is not kept (an error wrapping
 // ErrUnavailable is never returned when load succeeds).
 func (c *Cache[V]) Take(ctx context.Context, key string, load func(context.Context) (V, error)) (V, error) {
-	if e, ok := c.local(key); ok {
+	if e := c.local(key); e != nil {
 		return e.value()
 	}
 	if c.closed.Load() {
@@ -80,7 +80,7 @@ func (c *Cache[V]) take(ctx context.Context, key string, wake chan struct{}, loa
 	for {
 		e, found, err := c.fetch(ctx, key)
 		if err != nil {
-			if s, ok := c.stale(key, err); ok {
+			if s := c.stale(key, err); s != nil {
 				return s.value()
 			}
 			if errors.Is(err, ErrUnavailable) {
