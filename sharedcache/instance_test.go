@@ -200,9 +200,12 @@ func runInstance() int {
 			}()
 		case "pastfresh":
 			go func() {
+				// Without a copy (its local TTL passed, or it was dropped
+				// when the connection was lost) there is nothing to wait
+				// for: the next Get goes to the store either way.
 				e, ok := c.l1.Peek(args[0])
 				if !ok {
-					result(id, "", errors.New("no local copy"))
+					result(id, "gone", nil)
 					return
 				}
 				<-time.After(e.fresh - time.Since(c.born))
