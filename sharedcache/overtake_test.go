@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -90,4 +91,37 @@ func TestReadAfterReconnect(t *testing.T) {
 	if e, ok := c.l1.Peek("k"); ok {
 		t.Fatalf("local copy of revision %d kept from a read across a reconnect, want none", e.rev)
 	}
+}
+
+// TestLocalCopyNeverWritten pins that a local copy is never written once
+// it is in L1: a hit hands out L1's pointer without copying it, so a write
+// in place (say, renewing the copy's freshness when a read past it finds
+// the same revision in the store) would change what a reader holds.
+func TestLocalCopyNeverWritten(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		c, err := New[string](ctx, newMemStore(), Options[string]{TTL: time.Hour, LocalTTL: time.Second, StaleIfError: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if err := c.Set(ctx, "k", "a"); err != nil {
+			t.Fatal(err)
+		}
+		held := c.local("k")
+		if held == nil {
+			t.Fatal("no local copy after Set, want one")
+		}
+		want := *held
+		time.Sleep(2 * time.Second) // past fresh: the next Get reads the store
+		if got, err := c.Get(ctx, "k"); err != nil || got != "a" {
+			t.Fatalf("Get = %q, %v; want %q, nil", got, err, "a")
+		}
+		if now := c.local("k"); now == nil || now == held {
+			t.Fatalf("local copy after a read past fresh = %p, want a new one (not %p)", now, held)
+		}
+		if *held != want {
+			t.Fatalf("the copy held from L1 changed to %+v, want %+v", *held, want)
+		}
+	})
 }
