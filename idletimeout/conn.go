@@ -95,9 +95,13 @@ type Conn struct {
 	// byte after one stores the activity clock in rfrom or wfrom.
 	rbytes, wbytes atomic.Uint64
 	rfrom, wfrom   atomic.Int64
-	counts         bool         // cfg.counts, here to spare the hot path a load
-	awaitsHead     atomic.Bool  // set by ConnState: tracked, it awaits a request head
-	handshakeDue   atomic.Int64 // NewTLSListener: when HandshakeTimeout ends; 0 once done
+	// Bytes read (without transferBit) when the write transfer's first
+	// byte was recorded: a byte read after it shows as a larger count,
+	// which orders a read and a write stamped in the same tick.
+	wfromRead    atomic.Uint64
+	counts       bool         // cfg.counts, here to spare the hot path a load
+	awaitsHead   atomic.Bool  // set by ConnState: tracked, it awaits a request head
+	handshakeDue atomic.Int64 // NewTLSListener: when HandshakeTimeout ends; 0 once done
 
 	timer timingwheel.Timer[*Conn]
 

@@ -76,6 +76,9 @@ const transferBit = 1 << 63
 // began records the first byte of a transfer: the clock, then the clear
 // bit, so an owner that sees the bit clear finds the time stored.
 func (c *Conn) began(count *atomic.Uint64, from *atomic.Int64) {
+	if from == &c.wfrom {
+		c.wfromRead.Store(c.rbytes.Load() &^ transferBit)
+	}
 	from.Store(c.tr.now.Load())
 	count.And(^uint64(transferBit))
 }
@@ -256,7 +259,13 @@ func (t *tracker) judge(c *Conn, paused bool, nowNs int64) (v verdict, hard bool
 					}
 				} else {
 					if rs.wx.start == 0 {
-						rs.wx = window{t.transferStart(wv, &c.wfrom, read, rst, nowNs), rs.lastW}
+						// A read stamped in the same tick as the first
+						// byte written may precede it or follow it: the
+						// counts tell (net/http reads a request and
+						// answers within microseconds). Only a byte read
+						// after that first byte leaves the start unknown.
+						readAfter := read && rn != c.wfromRead.Load()
+						rs.wx = window{t.transferStart(wv, &c.wfrom, readAfter, rst, nowNs), rs.lastW}
 					}
 					n := wp - rs.wx.base
 					if slow(s.rate[1], n, nowNs-rs.wx.start, s.grace) {

@@ -1,6 +1,7 @@
 package idletimeout
 
 import (
+	"errors"
 	"io"
 	"net/http"
 	"testing"
@@ -141,5 +142,54 @@ func TestReadRateKeepAliveBetweenRequestsNotJudged(t *testing.T) {
 			t.Errorf("Stats %+v: a keep-alive client between requests was judged", st)
 		}
 		client.Close()
+	})
+}
+
+// TestWriteRateAnswerReapedFromFirstByte: under ConnState, a request read
+// and its answer's first byte written in the same tick (as net/http does)
+// leave a read stamp and a write record the clock cannot order; the byte
+// counts can: no byte was read after the answer began, so the write
+// transfer counts from the tick after its first byte, not from the
+// timer's next look (up to RateGrace / 4 later). A reader taking 4 bytes
+// every 200ms (20 B/s, below 100 B/s) whose request comes 130ms in, just after a
+// look, is reaped at the tick after its answer's first byte + RateGrace:
+// 2.07s after that byte.
+func TestWriteRateAnswerReapedFromFirstByte(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := Config{IdleTimeout: 5 * time.Second, MinWriteRate: 100, RateGrace: 2 * time.Second, Resolution: tRes}
+		l, pl := newPipeServer(t, cfg)
+		defer l.Close()
+		server, client := pair(t, l, pl)
+		ConnState(server, http.StateNew)
+		time.Sleep(cfg.RateGrace/4 + 130*time.Millisecond) // just after the first look
+		req := "GET / HTTP/1.1\r\n\r\n"
+		go client.Write([]byte(req))
+		if _, err := io.ReadFull(server, make([]byte, len(req))); err != nil {
+			t.Fatal(err)
+		}
+		ConnState(server, http.StateActive)
+		first := time.Now()
+		done := make(chan struct{})
+		go func() { // the client reads 4 bytes every 200ms
+			defer close(done)
+			buf := make([]byte, 4)
+			for {
+				if _, err := io.ReadFull(client, buf); err != nil {
+					return
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
+		}()
+		var err error
+		for err == nil {
+			_, err = server.Write([]byte("0123"))
+		}
+		took := time.Since(first)
+		client.Close()
+		<-done
+		var ie *IdleError
+		if want := cfg.RateGrace + tRes - 30*time.Millisecond; !errors.As(err, &ie) || ie.Reason != ReasonWriteRate || took != want {
+			t.Errorf("Write failed with %v %v after the first byte, want the write rate after exactly %v", err, took, want)
+		}
 	})
 }
