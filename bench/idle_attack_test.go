@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -183,13 +184,33 @@ http {
 			break
 		}
 		if i == 200 {
-			cmd.Process.Kill()
+			stopNginx(cmd)
 			b, _ := os.ReadFile(filepath.Join(dir, "error.log"))
 			tb.Fatalf("nginx did not start: %v\n%s", err, b)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	return &attackTarget{url: "http://" + addr + "/file", stop: func() { cmd.Process.Kill(); cmd.Wait() }}
+	return &attackTarget{url: "http://" + addr + "/file", stop: func() { stopNginx(cmd) }}
+}
+
+// stopNginx stops nginx with its workers: SIGTERM makes the master end them
+// and exit, where a SIGKILL of the master leaves the workers running,
+// orphaned (seen after a CI run). A master still there after 10s is killed.
+func stopNginx(cmd *exec.Cmd) {
+	done := make(chan struct{})
+	go func() {
+		cmd.Wait()
+		close(done)
+	}()
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		cmd.Process.Kill()
+	}
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		<-done
+	}
 }
 
 // endedRE finds the second slowhttptest ended on in its output.
