@@ -43,13 +43,13 @@ func checkInvariants[K comparable, V any](t testing.TB, c *Cache[K, V], limit in
 		n := 0
 		var weight int64
 		for q := range s.q {
-			prev := &s.q[q]
+			prev := &s.q[q].node
 			var held int64
-			for e := s.q[q].next; e != &s.q[q]; e = e.next {
+			for e := s.q[q].next; e != &s.q[q].node; e = e.links().next {
 				n++
-				held += e.weight()
+				held += s.weightOf(e)
 				h := in.hash(e.key())
-				if e.prev != prev {
+				if e.links().prev != prev {
 					t.Errorf("shard %d: node %v: prev link broken", i, e.key())
 				}
 				if e.queue() != q {
@@ -58,21 +58,14 @@ func checkInvariants[K comparable, V any](t testing.TB, c *Cache[K, V], limit in
 				if s.limit == 0 && q != window {
 					t.Errorf("shard %d: unbounded, but node %v is in queue %d", i, e.key(), q)
 				}
-				if !s.weighed && e.weight() != 1 {
-					t.Errorf("shard %d: node %v weighs %d without a Weigher, want 1", i, e.key(), e.weight())
+				if w := s.weightOf(e); w < 1 || w > s.limit && s.limit > 0 {
+					t.Errorf("shard %d: node %v weighs %d, want 1 to the shard's limit %d", i, e.key(), w, s.limit)
 				}
 				if got := s.tab.Get(e.key(), h); got != e {
 					t.Errorf("shard %d: queued node %v: table holds %p, want %p", i, e.key(), got, e)
 				}
-				if e.stamp.Load()&deadBit != 0 {
-					t.Errorf("shard %d: live node %v has the dead bit", i, e.key())
-				}
-				if p := e.val.Load(); p == nil {
-					t.Errorf("shard %d: live node %v has no value", i, e.key())
-				} else if !s.inline && storedInline(e) {
-					// Boxed values are always allowed (after an overwrite);
-					// inline ones only for a V without pointers.
-					t.Errorf("shard %d: node %v: value inline, but V has pointers", i, e.key())
+				if r := e.reads(); r > maxReads {
+					t.Errorf("shard %d: node %v counts %d reads, want at most %d", i, e.key(), r, maxReads)
 				}
 				if got := in.shardAt(h); got != s {
 					t.Errorf("node %v: in shard %d, but hashes elsewhere", e.key(), i)
