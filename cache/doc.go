@@ -79,7 +79,7 @@
 // reads the clock once when it finds an entry. A Set takes one shard lock,
 // allocates one entry and queues one timer for the expiry engine (an
 // overwrite replaces the entry, and queues the old one's cancellation).
-// About 68 bytes per entry besides the key and value (uint64 keys and
+// About 51 bytes per entry besides the key and value (uint64 keys and
 // values, unbounded), 80 with a Limit. How it works is in doc/design/cache.md.
 //
 // # Guarantees
@@ -197,12 +197,13 @@
 // goroutine only when it cannot wait for its next wake-up, so under load
 // the engine wakes about once per Resolution.
 //
-// Memory per entry: about 68 bytes besides the 16 bytes of key and value,
+// Memory per entry: about 51 bytes besides the 16 bytes of key and value,
 // for uint64 keys and values at 47k-160k entries (bench module,
-// BenchmarkCacheBytesPerEntry): a 64-byte entry that holds its own timer,
-// deadline, policy links and value, and its index slot (about 15 bytes).
-// String keys and []byte values take an 88-byte entry (the 96-byte size
-// class). A full bounded
+// BenchmarkCacheBytesPerEntry): a 48-byte entry that holds its own timer,
+// deadline and value, and its index slot (about 15 bytes). With a Limit
+// the entry also holds the policy's queue links: 64 bytes. String keys
+// and []byte values take a 72-byte entry (the 80-byte size class), 88
+// with a Limit (the 96 class). A full bounded
 // cache adds about 12 bytes of frequency sketch per entry (8 bytes per
 // entry of its Limit, rounded up to a power of two per shard, made when a
 // shard is first half full). The index shrinks as entries expire

@@ -144,10 +144,11 @@ func TestStripesGrowWithoutLosingCounts(t *testing.T) {
 // until the timer moved in, then an 80-byte node with a separate read
 // counter, queue word and value pointer, plus a box for a V with
 // pointers). On 64-bit platforms a bounded shard's node of uint64 keys and
-// values fills the allocator's 64-byte size class exactly, so any field
-// added to it costs 16 bytes per entry: this test makes that a decision.
-// A node of string keys and []byte values takes 88 bytes, the 96 class
-// (it took 80 + a 24-byte box).
+// values fills the allocator's 64-byte size class exactly, and an
+// unbounded shard's (no queue links) the 48 class, so any field added to
+// either costs 16 bytes per entry: this test makes that a decision. A
+// node of string keys and []byte values takes 88 bytes bounded (the 96
+// class) and 72 unbounded (the 80 class); it took 80 + a 24-byte box.
 func TestNodeFitsItsSizeClass(t *testing.T) {
 	if unsafe.Sizeof(uintptr(0)) != 8 {
 		t.Skip("sizes are for 64-bit platforms")
@@ -157,6 +158,12 @@ func TestNodeFitsItsSizeClass(t *testing.T) {
 	}
 	if got := unsafe.Sizeof(linkedNode[string, []byte]{}); got > 88 {
 		t.Errorf("linkedNode[string, []byte] is %d bytes, want at most 88", got)
+	}
+	if got := unsafe.Sizeof(node[uint64, uint64]{}); got > 48 {
+		t.Errorf("node[uint64, uint64] (an unbounded shard's) is %d bytes, want at most 48 (one size class)", got)
+	}
+	if got := unsafe.Sizeof(node[string, []byte]{}); got > 80 {
+		t.Errorf("node[string, []byte] (an unbounded shard's) is %d bytes, want at most 80 (one size class)", got)
 	}
 	if got := unsafe.Offsetof(node[uint64, uint64]{}.timer); got != 0 {
 		t.Errorf("node.timer at offset %d, want 0 (nodeOf converts its address)", got)

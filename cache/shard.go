@@ -41,11 +41,16 @@ import (
 // Ownership. timer's links and deadline belong to the wheel's owner
 // goroutine; the links of a linkedNode are guarded by the shard lock.
 //
-// Size. For uint64 keys and values a node of a bounded shard is 64 bytes
-// (the Timer 32, stamp and value 16, links 16), one size class of the
-// allocator (a node with a value pointer, a separate read counter and
-// queue word took 80). For string keys and []byte values it is 88 bytes
-// (the 96 class), where a node and a boxed value took 80 + 24.
+// Shape. An unbounded shard has no policy: its nodes are bare. A bounded
+// shard's nodes are linkedNodes, with the queue links after the node, and
+// with a Weigher weighedNodes, with the weight after those.
+//
+// Size. For uint64 keys and values a node is 48 bytes (the Timer 32, stamp
+// and value 16), 64 in a bounded shard (links 16), each one size class of
+// the allocator (a node with a value pointer, a separate read counter and
+// queue word, and links in every shard, took 80). For string keys and
+// []byte values it is 72 bytes (the 80 class), 88 in a bounded shard (the
+// 96 class), where a node and a boxed value took 80 + 24.
 type node[K comparable, V any] struct {
 	// timer must stay the first field: nodeOf converts its address.
 	timer timingwheel.Timer[K]
@@ -57,7 +62,8 @@ type node[K comparable, V any] struct {
 // linkedNode is the shape of a node in a bounded shard: the node and,
 // after it, the links of the policy's queue (see policy.go). Only
 // newNodeLocked makes one; everything else holds the *node and reaches
-// the links through links().
+// the links through links(), which only the policy's code and the
+// bounded paths of the shard's call.
 type linkedNode[K comparable, V any] struct {
 	node[K, V] // first field: a *node is the linkedNode's address
 
@@ -148,7 +154,7 @@ type shard[K comparable, V any] struct {
 	tab table.Table[K, node[K, V]]
 
 	// Guarded by mu.
-	q       [3]linkedNode[K, V] // sentinels of the window, probation and protected queues; unbounded shards use the window only
+	q       [3]linkedNode[K, V] // sentinels of the window, probation and protected queues; unused by unbounded shards
 	held    [3]int64            // weight in each queue
 	limit   int64               // the shard's share of Limit or MaxWeight; 0 = unbounded
 	weighed bool                // weights come from a Weigher
@@ -185,10 +191,15 @@ func (s *shard[K, V]) resetQueuesLocked() {
 	}
 }
 
-// each calls f for every live node, queue by queue, newest first. f must
-// not unlink the node it is given... except that it may, as long as it
-// does not touch others: the next node is read before f runs.
+// each calls f for every live node: in a bounded shard queue by queue,
+// newest first, in an unbounded one in table order. f may kill the node
+// it is given and clear its links, but not change the table or the
+// queues: the next node is read before f runs.
 func (s *shard[K, V]) each(f func(*node[K, V])) {
+	if s.limit == 0 {
+		s.tab.All(func(n *node[K, V]) bool { f(n); return true })
+		return
+	}
 	for q := range s.q {
 		for n := s.q[q].next; n != &s.q[q].node; {
 			next := n.links().next
@@ -203,11 +214,14 @@ func (s *shard[K, V]) each(f func(*node[K, V])) {
 // linkedNode and weighedNode), reads counted as given and queue window.
 func (s *shard[K, V]) newNodeLocked(key K, value V, w, deadline int64, reads uint64) *node[K, V] {
 	var n *node[K, V]
-	if s.weighed {
+	switch {
+	case s.weighed:
 		wn := &weighedNode[K, V]{weight: w}
 		n = &wn.node
-	} else {
+	case s.limit > 0:
 		n = &new(linkedNode[K, V]).node
+	default:
+		n = new(node[K, V]) // no policy, no queue
 	}
 	n.timer.Value = key
 	n.value = value
@@ -224,7 +238,9 @@ func stampOf(d int64) uint64 { return uint64(min(d, maxDeadline)) << stampShift 
 // caller cancels n's timer after the unlock.
 func (s *shard[K, V]) removeLocked(n *node[K, V], h uint64, reason Reason) V {
 	s.tab.DeleteEntry(n, h)
-	s.unlinkLocked(n)
+	if s.limit > 0 {
+		s.unlinkLocked(n)
+	}
 	v := n.value
 	n.killLocked()
 	s.count(reason)
@@ -295,7 +311,9 @@ func (s *shard[K, V]) setLocked(key K, h uint64, value V, w, now, deadline int64
 	}
 	n := s.newNodeLocked(key, value, w, deadline, 0)
 	s.tab.Put(n, h)
-	s.pushFrontLocked(n, window)
+	if s.limit > 0 {
+		s.pushFrontLocked(n, window)
+	}
 	p.arm, p.armAt = n, deadline
 }
 
@@ -318,9 +336,11 @@ func (s *shard[K, V]) replaceLocked(o *node[K, V], h uint64, value V, w, now, de
 	}
 	n := s.newNodeLocked(o.key(), value, w, deadline, reads)
 	s.tab.Put(n, h)
-	if s.weightOf(o) == w {
+	switch {
+	case s.limit == 0: // no queue
+	case s.weightOf(o) == w:
 		s.spliceLocked(o, n)
-	} else {
+	default:
 		// Weighed again: it makes room as a new entry does (it cannot be
 		// chosen itself) and enters the window.
 		s.unlinkLocked(o)
@@ -350,7 +370,9 @@ func (s *shard[K, V]) touchLocked(key K, h uint64, now, deadline int64, p *pendi
 		return false
 	}
 	n.setDeadlineLocked(deadline)
-	n.noteRead() // touched: recently used
+	if s.limit > 0 {
+		n.noteRead() // touched: recently used
+	}
 	if deadline < old {
 		// Earlier than the timer may be armed for: re-arm it. A later
 		// deadline is left to the expiry callback, which re-arms the
@@ -391,8 +413,10 @@ func (s *shard[K, V]) clearLocked(now int64, report bool, events []Event[K, V], 
 		if report {
 			events = append(events, Event[K, V]{Key: n.key(), Value: n.value, Reason: reason})
 		}
-		l := n.links()
-		l.prev, l.next = nil, nil // every node goes: no neighbour to relink
+		if s.limit > 0 {
+			l := n.links()
+			l.prev, l.next = nil, nil // every node goes: no neighbour to relink
+		}
 		n.killLocked()
 		removed = append(removed, n)
 		s.count(reason)
