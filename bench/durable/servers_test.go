@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -33,7 +34,23 @@ func needServer(tb testing.TB, what, path string) {
 	if os.Getenv("CI") == "true" {
 		tb.Fatal(msg)
 	}
-	tb.Skip(msg)
+	skip(tb, msg)
+}
+
+var skipNoted sync.Map // benchmark names whose skip was noted
+
+// skip skips tb with the reason. go test shows a skipped benchmark's
+// message only with -v, so for a benchmark the reason also goes to stdout
+// as a "note: " line, once per benchmark, which bench/cmd/report prints
+// under the suite's heading: a peer left out never vanishes silently.
+func skip(tb testing.TB, reason string) {
+	tb.Helper()
+	if _, ok := tb.(*testing.B); ok {
+		if _, dup := skipNoted.LoadOrStore(tb.Name(), true); !dup {
+			fmt.Printf("note: %s skipped: %s\n", tb.Name(), reason)
+		}
+	}
+	tb.Skip(reason)
 }
 
 // freePort picks a loopback port that was free a moment ago.
