@@ -99,6 +99,7 @@ func (w *worker) run(d *delivery) {
 
 	hook(w.opts.Hooks.OnStart, ev)
 	stopped, err := w.call(d, r)
+	w.free(d) // the next delivery comes while this outcome is stored
 	ev.Err = err
 	ev.Duration = time.Since(r.Started)
 	settled, ok := w.settle(d)

@@ -250,8 +250,8 @@ type worker struct {
 	// waits in the wheel; the keeper tells the server they are in progress.
 	live map[*delivery]bool
 	// asked counts deliveries asked of the server and not yet received,
-	// busy those handed to the runners and not yet run: Work asks for
-	// more only while asked + busy < Concurrency (see pull).
+	// busy those handed to the runners whose handler has not returned:
+	// Work asks for more only while asked + busy < Concurrency (see pull).
 	asked, busy int
 	heard       time.Time // the last pull request or word from the server
 	stopped     bool      // Work stopped taking jobs
@@ -273,6 +273,7 @@ type delivery struct {
 	timer    timingwheel.Timer[*delivery]
 	// cancel cancels the running handler's ctx; set under worker.mu.
 	cancel context.CancelCauseFunc
+	freed  bool // its runner counts as free (see free); runner only
 	// state settles who answers the server for a delivery whose handler
 	// ran: the runner (settled) or shutdown (abandoned), by one CAS.
 	state atomic.Int32
@@ -364,11 +365,11 @@ func (w *worker) serve(ctx context.Context) error {
 }
 
 // pull asks the server for as many deliveries as runners are free: those
-// not running a delivery, nor about to, nor waiting for one asked for. So
-// a delivery never waits unseen in this process, and its receipt is its
-// arrival. The request waits on the server pullExpiry at most, with a
-// heartbeat every heartbeatEvery; the server answers its end (status 408
-// or 409) and receive asks again.
+// whose handler is not running nor about to, less the deliveries asked for
+// and not received. So receive never waits for a runner: a delivery's
+// receipt is its arrival. The request waits on the server pullExpiry at
+// most, with a heartbeat every heartbeatEvery; the server tells its end
+// (status 408 or 409) and status asks again.
 func (w *worker) pull() {
 	w.mu.Lock()
 	n := w.opts.Concurrency - w.asked - w.busy
@@ -473,14 +474,24 @@ func (w *worker) fire(t *timingwheel.Timer[*delivery], now time.Time) time.Durat
 	return 0
 }
 
-// finish forgets a delivery that ran, or left its runner, and asks the
-// server for the next.
-func (w *worker) finish(d *delivery) {
+// free counts d's runner as free once its handler returned, and asks the
+// server for the next delivery, which comes while the runner stores d's
+// outcome (one round trip) and waits in the pool's queue meanwhile.
+func (w *worker) free(d *delivery) {
+	if d.freed {
+		return
+	}
+	d.freed = true
 	w.mu.Lock()
-	delete(w.live, d)
 	w.busy--
 	w.mu.Unlock()
 	w.pull()
+}
+
+// finish forgets a delivery that ran, or left its runner.
+func (w *worker) finish(d *delivery) {
+	w.done(d)
+	w.free(d)
 }
 
 // exited handles a run that did not return: its handler called
