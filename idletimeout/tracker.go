@@ -50,6 +50,10 @@ type tracker struct {
 	mask int64
 	head int64 // publications so far; ring[(head-1)&mask] is the current one
 
+	// afterStore, tests only, runs on the owner between a publication's
+	// store and the reading that bounds it: a late owner.
+	afterStore func()
+
 	wg    sync.WaitGroup // event goroutines
 	stats counters
 
@@ -169,6 +173,9 @@ func (t *tracker) publish(nowNs int64) {
 		return
 	}
 	t.now.Store(nowNs)
+	if t.afterStore != nil {
+		t.afterStore()
+	}
 	t.ring[t.head&t.mask] = publication{at: nowNs, stored: t.since()}
 	t.head++
 }
