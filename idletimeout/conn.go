@@ -339,8 +339,9 @@ func (c *Conn) Pause() {
 
 // Resume ends a Pause, counting c as active now (see Touch), so every
 // timeout starts afresh; a Conn past its MaxAge is closed instead (the end
-// of its request was the quiet moment it waited for). Resume on a Conn
-// that is not paused only touches it (and closes it past MaxAge).
+// of its request was the quiet moment it waited for), on the wheel's next
+// tick, unless it is paused again by then. Resume on a Conn that is not
+// paused only touches it (and closes it past MaxAge).
 func (c *Conn) Resume() {
 	now := c.tr.since()
 	raise(&c.rstamp, now)

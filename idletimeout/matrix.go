@@ -340,12 +340,15 @@ func (t *tracker) judge(c *Conn, paused bool, nowNs int64) (v verdict, hard bool
 	return verdict{}, false, next, sending
 }
 
-// closeAged closes c for MaxAge if it is past it: Resume's check, so a
-// connection that was busy when it came of age ends after its request.
+// closeAged makes the owner look at c on its next tick if c is past
+// MaxAge: Resume's check, so a connection that was busy when it came of
+// age ends after its request, and the look (which closes it unless a new
+// request paused it) comes after the server has written the response it
+// reported done: net/http's HTTP/2 server reports a connection idle when
+// its last stream ends, before it flushes that stream's last frames.
 func (c *Conn) closeAged(nowNs int64) {
-	if c.cfg.maxAge == 0 || nowNs < c.ageDue {
+	if c.cfg.maxAge == 0 || nowNs < c.ageDue || c.tr.sched == nil {
 		return
 	}
-	c.tr.stats.events.Add(1)
-	c.reap(verdict{Event: Event{Conn: c, Reason: ReasonMaxAge, Idle: time.Duration(nowNs - c.born), Count: 1}})
+	c.tr.sched.Schedule(&c.timer, 1) // ErrClosed after Listener.Close: nothing to look at
 }

@@ -380,8 +380,8 @@ func (t *tracker) track(inner net.Conn, s *settings) (*Conn, error) {
 	if s.rates() {
 		first = min(first, s.grace/4) // rates are looked at every RateGrace / 4
 	}
-	if first == 0 {
-		first = max(c.ageDue-now, 1) // MaxAge alone
+	if s.maxAge > 0 && (first == 0 || c.ageDue-now < first) {
+		first = max(c.ageDue-now, 1) // MaxAge first (or alone)
 	}
 	if err := t.sched.Schedule(&c.timer, time.Duration(first)); err != nil {
 		c.state.Store(stateClosed)
