@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/ttlkit/ttlkit/jobs"
+	"github.com/ttlkit/ttlkit/timingwheel"
 )
 
 func TestRetryThenDeadLetterOnce(t *testing.T) {
@@ -363,7 +364,7 @@ func TestPanicIsRetried(t *testing.T) {
 		t.Fatal(err)
 	}
 	first := recv(t, done, "first outcome")
-	var pe *jobs.PanicError
+	var pe *timingwheel.PanicError
 	if first.Outcome != jobs.Retrying || !errors.As(first.Err, &pe) || pe.Value != "kaboom" {
 		t.Errorf("first outcome %v, %v; want Retrying with a PanicError of kaboom", first.Outcome, first.Err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/ttlkit/ttlkit/jobs"
+	"github.com/ttlkit/ttlkit/timingwheel"
 )
 
 // run runs one delivery and reports its outcome to the server.
@@ -191,7 +192,7 @@ func (w *worker) call(d *delivery, r Run) (stopped bool, err error) {
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			err = &jobs.PanicError{Value: p, Stack: debug.Stack()}
+			err = &timingwheel.PanicError{Value: p, Stack: debug.Stack()}
 		}
 		stopped = context.Cause(ctx) == ErrShutdown
 	}()

@@ -22,7 +22,7 @@ import (
 // when the attempt's timeout passes (Job.Timeout, WorkOptions.Timeout:
 // context.DeadlineExceeded) and when Work stopped and WorkOptions.Grace
 // passed (cause ErrShutdown), not when Work's ctx ends. A panic is
-// recovered as a *jobs.PanicError and retried like an error. A handler
+// recovered as a *timingwheel.PanicError and retried like an error. A handler
 // that calls runtime.Goexit has no outcome: its delivery is given back to
 // the server at once, which redelivers it as the next attempt.
 type Func func(ctx context.Context, r Run) error
