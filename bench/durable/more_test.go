@@ -112,7 +112,7 @@ func BenchmarkServerMemory(b *testing.B) {
 	n := size(100_000, 2000)
 	forImpls(b, func(b *testing.B, e *env) map[string]float64 {
 		if e.srv == nil {
-			b.Skip("server runs in this process: see natsjobs-ext")
+			skip(b, "the server runs in this process, beside the client (natsjobs-ext is the same server in a process of its own)")
 		}
 		ctx := context.Background()
 		// Warm up first, with the same 8 goroutines: connections, pools
@@ -147,12 +147,12 @@ func BenchmarkServerMemory(b *testing.B) {
 // peers' scan intervals) make it too slow for a smoke run.
 func BenchmarkKill(b *testing.B) {
 	if testing.Short() {
-		b.Skip("full size only (claims lapse after 30 s)")
+		skip(b, "full size only (claims lapse after 30 s)")
 	}
 	n := 6000
 	forImpls(b, func(b *testing.B, e *env) map[string]float64 {
 		if e.workerEnv == nil {
-			b.Skip("server runs in this process: a worker process needs natsjobs-ext")
+			skip(b, "the server runs in the worker process, so a SIGKILL of the worker kills the server too (natsjobs-ext is the same server in a process of its own)")
 		}
 		ctx := context.Background()
 		all := ids("k", n)
