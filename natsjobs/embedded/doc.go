@@ -25,8 +25,8 @@
 // The server is an explicit Config field, not registered by a blank
 // import as database/sql drivers are: the first program reads the same
 // (one import, one field), a program that forgot it fails at compile
-// time rather than at Open, and a worker that links nats-server through
-// some other import's side effect cannot happen unnoticed. Package
+// time rather than at Open, and no library's blank import can drag the
+// server into a worker unseen. Package
 // embedded does not import natsjobs (natsjobs' own tests start servers
-// with it); natsjobs.Server is the one method they share.
+// with it); the one-method interface natsjobs.Server is all they share.
 package embedded

@@ -25,8 +25,9 @@ type Server struct {
 	// locked while the server runs: a second server on it, from any
 	// process, fails to start.
 	StoreDir string
-	// Ephemeral stores the data in a temporary directory that stop
-	// removes (tests, examples). StoreDir must then be empty.
+	// Ephemeral stores the data in a temporary directory that stopping
+	// the server (Client.Close) removes: tests, examples. StoreDir must
+	// then be empty.
 	Ephemeral bool
 
 	// Listen is the address ("127.0.0.1:4222"; port 0 picks one) on which
@@ -65,11 +66,11 @@ type Server struct {
 	TLS *tls.Config
 }
 
-func (s *Server) creds() natsauth.Creds {
+func (s Server) creds() natsauth.Creds {
 	return natsauth.Creds{Token: s.Token, User: s.User, Password: s.Password, NKeySeed: s.NKeySeed}
 }
 
-func (s *Server) validate() error {
+func (s Server) validate() error {
 	if s.Ephemeral && s.StoreDir != "" {
 		return natsauth.Invalidf("embedded.Server: StoreDir and Ephemeral are exclusive")
 	}
