@@ -182,14 +182,11 @@ func hasField(st *ast.StructType, name string) bool {
 // reapers, natsjobs' runners) and the cache's OnEvict delivery each had
 // their own; now internal/pool's worker is the one copy, beside the
 // timingwheel owner's restart (the owner is not a pool: it runs a
-// Scheduler's callbacks on itself, by design) and natsjobs' runners,
-// which issue 22 item 3 moves onto the pool (an entry here that no longer
-// occurs is only logged, so that move does not need this file).
+// Scheduler's callbacks on itself, by design).
 func TestOneGoroutineReplacement(t *testing.T) {
 	allowed := map[string]string{
 		"internal/pool/pool.go": "the pool's worker",
 		"timingwheel/driver.go": "the owner goroutine's restart",
-		"natsjobs/work.go":      "natsjobs' runners, until they move onto internal/pool",
 	}
 	found := map[string]bool{}
 	for _, s := range sources(t) {
