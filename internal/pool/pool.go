@@ -3,8 +3,8 @@
 // goroutine ended by runtime.Goexit, bounds its queue if asked, and shuts
 // down by dropping what is queued (Close) or running it first (Drain).
 // timingwheel runs fired callbacks on it, jobs runs attempts on it,
-// idletimeout closes reaped connections on it, and the cache delivers
-// Expired events to OnEvict on it.
+// idletimeout closes reaped connections on it, natsjobs runs handlers on
+// it, and the cache delivers Expired events to OnEvict on it.
 //
 // # Concepts
 //
