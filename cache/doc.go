@@ -143,7 +143,7 @@
 // Load, LoadAll, Take and background reloads share one load per key at a
 // time: a caller that finds no live value either starts the key's load
 // or waits for the one in flight. Errors are returned to every waiter and
-// never cached; a panic reaches every waiter as a *PanicError and the
+// never cached; a panic reaches every waiter as a *timingwheel.PanicError and the
 // loading goroutine re-panics (a background reload reports it to
 // OnRefreshError instead); a Set or Delete of the key during the load wins
 // over the loaded value, which is returned but not stored. Each waiter

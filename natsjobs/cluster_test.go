@@ -321,7 +321,7 @@ func TestClusterR3LosesNothing(t *testing.T) {
 	if _, err := Open(ctx, Config{URL: cl.url(0), Queues: []string{"r5"}, Replicas: 5}); err == nil || !strings.Contains(err.Error(), "Replicas 5") {
 		t.Errorf("Open with Replicas 5 on 3 servers: got %v, want an error naming Replicas 5", err)
 	}
-	for _, name := range []string{workStream("q"), deadStream("q"), advStream("q")} {
+	for _, name := range []string{workStream("q"), deadStream("q")} {
 		var s jetstream.Stream
 		retrying(t, "stream "+name, func() (err error) { s, err = cs[0].js.Stream(ctx, name); return err })
 		if got := s.CachedInfo().Config.Replicas; got != 3 {
@@ -343,12 +343,10 @@ func TestClusterR3LosesNothing(t *testing.T) {
 	ids = append(ids, enqueueRetrying(t, cs[1], "later-a-", n/2, time.Now().Add(1500*time.Millisecond))...)
 	ta.waitRan(t, cs[0], ids[:n/2])
 	// Open and Work set the consumers up with the same Replicas.
-	for _, cons := range []struct{ stream, name string }{{workStream("q"), workerConsumer}, {advStream("q"), advConsumer}} {
-		var ci jetstream.Consumer
-		retrying(t, "consumer "+cons.name, func() (err error) { ci, err = cs[0].js.Consumer(ctx, cons.stream, cons.name); return err })
-		if got := ci.CachedInfo().Config.Replicas; got != 3 {
-			t.Errorf("consumer %s: Replicas %d, want 3", cons.name, got)
-		}
+	var ci jetstream.Consumer
+	retrying(t, "consumer "+workerConsumer, func() (err error) { ci, err = cs[0].js.Consumer(ctx, workStream("q"), workerConsumer); return err })
+	if got := ci.CachedInfo().Config.Replicas; got != 3 {
+		t.Errorf("consumer %s: Replicas %d, want 3", workerConsumer, got)
 	}
 
 	var s jetstream.Stream

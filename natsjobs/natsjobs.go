@@ -14,7 +14,6 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nkeys"
-	"github.com/ttlkit/ttlkit/jobs"
 )
 
 // Config configures Open. Queues is required; so is StoreDir for an
@@ -72,7 +71,7 @@ type Config struct {
 	// queue the server has (see Queues and the operations API).
 	Queues []string
 	// Replicas is the number of copies the cluster keeps of each stream
-	// and consumer this package creates (jobs, dead letters, advisories):
+	// and consumer this package creates (jobs, dead letters):
 	// 1, 3 or 5. R3 survives the loss of one server, R5 of two; the
 	// cluster needs at least that many JetStream servers. Zero means 1;
 	// other values are refused (ErrInvalid), and so is more than 1 for
@@ -379,23 +378,19 @@ func checkQueueName(q string) error {
 //	stream natsjobs_q (work queue)  natsjobs.q.s.<id>  schedule: the job waiting for its time
 //	                                natsjobs.q.r.<id>  ready: the job due, for the workers
 //	stream natsjobs_q_dead (limits) natsjobs.q.dead.<id>  dead letters, one per ID
-//	stream natsjobs_q_adv (work queue) the server's max-deliveries advisories for q
-func workStream(q string) string       { return "natsjobs_" + q }
-func deadStream(q string) string       { return "natsjobs_" + q + "_dead" }
-func advStream(q string) string        { return "natsjobs_" + q + "_adv" }
-func schedSubject(q, id string) string { return "natsjobs." + q + ".s." + id }
-func readySubject(q, id string) string { return "natsjobs." + q + ".r." + id }
-func deadSubject(q, id string) string  { return "natsjobs." + q + ".dead." + id }
-func jobSubjects(q, id string) string  { return "natsjobs." + q + ".*." + id } // schedule and ready
-func advSubject(q string) string {
-	return "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES." + workStream(q) + "." + workerConsumer
-}
+//
+// Earlier versions kept a third stream, natsjobs_q_adv, for the server's
+// max-deliveries advisories; Work empties and deletes it (buryLeftovers).
+func workStream(q string) string         { return "natsjobs_" + q }
+func deadStream(q string) string         { return "natsjobs_" + q + "_dead" }
+func advStream(q string) string          { return "natsjobs_" + q + "_adv" }
+func schedSubject(q, id string) string   { return "natsjobs." + q + ".s." + id }
+func readySubject(q, id string) string   { return "natsjobs." + q + ".r." + id }
+func deadSubject(q, id string) string    { return "natsjobs." + q + ".dead." + id }
+func jobSubjects(q, id string) string    { return "natsjobs." + q + ".*." + id } // schedule and ready
 func idOf(subject, prefix string) string { return subject[len(prefix):] }
 
-const (
-	workerConsumer = "workers"
-	advConsumer    = "advisories"
-)
+const workerConsumer = "workers"
 
 // noDedupe is the shortest duplicate window the server takes, for the
 // streams whose messages carry no Nats-Msg-Id: at start the server reads
@@ -403,7 +398,7 @@ const (
 // which with the default of two minutes was most of a restart's time.
 const noDedupe = 100 * time.Millisecond
 
-// declare creates or updates the queue's three streams.
+// declare creates or updates the queue's two streams.
 func (c *Client) declare(ctx context.Context, q string) error {
 	storage := jetstream.FileStorage
 	streams := []jetstream.StreamConfig{{
@@ -429,13 +424,6 @@ func (c *Client) declare(ctx context.Context, q string) error {
 		MaxMsgsPerSubject: 1,
 		AllowDirect:       true,
 		Duplicates:        10 * time.Minute, // dead-letter IDs: one per stored delivery
-	}, {
-		Name:       advStream(q),
-		Subjects:   []string{advSubject(q)},
-		Retention:  jetstream.WorkQueuePolicy,
-		Storage:    storage,
-		Replicas:   c.cfg.Replicas,
-		Duplicates: noDedupe,
 	}}
 	for _, sc := range streams {
 		if _, err := c.js.CreateOrUpdateStream(ctx, sc); err != nil {
@@ -444,11 +432,12 @@ func (c *Client) declare(ctx context.Context, q string) error {
 			return wrap(fmt.Sprintf("create stream %s with Replicas %d", sc.Name, sc.Replicas), err)
 		}
 	}
-	// The workers' consumer is configured by Work (its MaxDeliver is the
-	// retry policy's); create it here only if missing, so that Stats works
-	// before any worker started and jobs are kept for the first one.
+	// The workers' consumer is updated by Work (with its client's AckWait,
+	// and MaxDeliver -1 for one an earlier version made); create it here
+	// only if missing, so that Stats works before any worker started and
+	// jobs are kept for the first one.
 	if _, err := c.js.Consumer(ctx, workStream(q), workerConsumer); errors.Is(err, jetstream.ErrConsumerNotFound) {
-		_, err = c.js.CreateConsumer(ctx, workStream(q), workerConfig(q, c.cfg, defaultRetry))
+		_, err = c.js.CreateConsumer(ctx, workStream(q), workerConfig(q, c.cfg))
 		if err != nil && !errIs(err, jetstream.JSErrCodeConsumerExists) {
 			return wrap("create consumer "+workerConsumer, err)
 		}
@@ -459,14 +448,16 @@ func (c *Client) declare(ctx context.Context, q string) error {
 }
 
 // workerConfig is the workers' shared consumer: deliveries of the ready
-// subjects, redelivered after AckWait, at most r.Attempts times.
-func workerConfig(q string, cfg Config, r jobs.Retry) jetstream.ConsumerConfig {
+// subjects, redelivered after AckWait without limit. The worker that
+// receives a delivery beyond the retry policy's attempts buries it
+// without running it (see run), so the server need not count them.
+func workerConfig(q string, cfg Config) jetstream.ConsumerConfig {
 	return jetstream.ConsumerConfig{
 		Durable:       workerConsumer,
 		FilterSubject: readySubject(q, ">"),
 		AckPolicy:     jetstream.AckExplicitPolicy,
 		AckWait:       cfg.AckWait,
-		MaxDeliver:    r.Attempts,
+		MaxDeliver:    -1,
 		// No cap on unacknowledged deliveries: those a worker holds in
 		// its wheel until due count too, and the server's default (1000)
 		// kept a burst of early ones on the server past their time. A

@@ -114,13 +114,13 @@ func TestOutageFailsFastAndWorkResumes(t *testing.T) {
 	}
 }
 
-// The work and advisory streams keep the shortest duplicate window: at
-// start the server reads every message stored within the window (two
-// minutes by default) to rebuild its table of message IDs, which none of
-// their messages carry; with 100k jobs that was most of a restart.
+// The work stream keeps the shortest duplicate window: at start the server
+// reads every message stored within the window (two minutes by default)
+// to rebuild its table of message IDs, which none of its messages carry;
+// with 100k jobs that was most of a restart.
 func TestStreamsKeepNoDuplicateWindow(t *testing.T) {
 	c := open(t, Config{})
-	for _, name := range []string{workStream("q"), advStream("q")} {
+	for _, name := range []string{workStream("q")} {
 		s, err := c.js.Stream(context.Background(), name)
 		if err != nil {
 			t.Fatal(err)
