@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/ttlkit/ttlkit/jobs"
+	"github.com/ttlkit/ttlkit/natsjobs/embedded"
 )
 
 // cluster is three nats-servers in this process, each with JetStream and
@@ -447,7 +448,7 @@ func TestReplicasValidated(t *testing.T) {
 		{-1, "out of range"}, {2, "use 1, 3 or 5"}, {4, "use 1, 3 or 5"}, {6, "out of range"},
 		{3, "needs a cluster"}, {5, "needs a cluster"},
 	} {
-		_, err := Open(context.Background(), Config{Ephemeral: true, Queues: []string{"q"}, Replicas: tc.replicas})
+		_, err := Open(context.Background(), Config{Server: embedded.Server{Ephemeral: true}, Queues: []string{"q"}, Replicas: tc.replicas})
 		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Replicas %d: got %v, want ErrInvalid mentioning %q", tc.replicas, err, tc.want)
 		}

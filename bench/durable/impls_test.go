@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ttlkit/ttlkit/natsjobs"
+	"github.com/ttlkit/ttlkit/natsjobs/embedded"
 )
 
 // An env is one system connected to a fresh server of its own.
@@ -59,7 +60,7 @@ func mustRiver(tb testing.TB, dsn string) system {
 
 func openNATSEmbedded(tb testing.TB) *env {
 	dir := tb.TempDir()
-	cfg := natsjobs.Config{StoreDir: dir}
+	cfg := natsjobs.Config{Server: embedded.Server{StoreDir: dir}}
 	e := &env{sys: mustNATS(tb, cfg), workerEnv: []string{"DURABLE_IMPL=natsjobs", "DURABLE_ADDR=" + dir}}
 	e.handOff = func() { e.sys.Close() }
 	e.restart = func(tb testing.TB, kill bool) {

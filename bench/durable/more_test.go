@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ttlkit/ttlkit/natsjobs"
+	"github.com/ttlkit/ttlkit/natsjobs/embedded"
 )
 
 // BenchmarkCancel: n jobs due a few seconds ahead are stored, then
@@ -141,12 +142,13 @@ func BenchmarkServerMemory(b *testing.B) {
 // handlers) is killed with SIGKILL once a third of them are done, and a
 // second one finishes the rest. For natsjobs embedded the worker process
 // holds the server too, so the kill takes the server down with it, and
-// the second worker opens the same store again. lost counts jobs never finished; twice
-// counts jobs finished twice; rerun counts jobs started more than once (the
-// ones in flight at the kill, run again after their claim lapsed: each
-// system's claim is set to 30 s where it can be set). wait-s is from the
-// kill to the last job done. Full size only: the claims' 30 s (and the
-// peers' scan intervals) make it too slow for a smoke run.
+// the second worker opens the same store again. lost counts jobs never
+// finished; twice counts jobs finished twice; rerun counts jobs started
+// more than once (the ones in flight at the kill, run again after their
+// claim lapsed: each system's claim is set to 30 s where it can be set).
+// wait-s is from the kill to the last job done. Full size only: the
+// claims' 30 s (and the peers' scan intervals) make it too slow for a
+// smoke run.
 func BenchmarkKill(b *testing.B) {
 	if testing.Short() {
 		skip(b, "full size only (claims lapse after 30 s)")
@@ -264,7 +266,7 @@ func runWorkerChild() {
 	var sys system
 	switch os.Getenv("DURABLE_IMPL") {
 	case "natsjobs": // the embedded server, on the store in DURABLE_ADDR
-		sys, err = openNATS(ctx, natsjobs.Config{StoreDir: addr})
+		sys, err = openNATS(ctx, natsjobs.Config{Server: embedded.Server{StoreDir: addr}})
 	case "natsjobs-ext":
 		sys, err = openNATS(ctx, natsjobs.Config{URL: "nats://" + addr})
 	case "asynq":
