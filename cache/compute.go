@@ -78,7 +78,7 @@ func (c *cache[K, V]) compute(key K, fn func(V, bool) (V, Action)) (V, bool) {
 		}
 		old, found := zero, false
 		if n := s.tab.Get(key, h); n != nil && n.deadline() > c.now() {
-			old, found = *n.val.Load(), true
+			old, found = n.value, true
 		}
 		cl := &call[V]{done: make(chan struct{}), compute: true}
 		s.startCallLocked(key, cl)

@@ -166,7 +166,7 @@ func (c *cache[K, V]) claim(key K, h uint64) (v V, cl *call[V], own bool, err er
 	}
 	if n := s.tab.Get(key, h); n != nil && n.deadline() > c.now() {
 		// Stored since the lookup.
-		v = *n.val.Load()
+		v = n.value
 		s.mu.Unlock()
 		c.reads.hit()
 		return v, nil, false, nil

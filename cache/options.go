@@ -31,9 +31,11 @@ const (
 	// maxWheelInterval is the largest interval timingwheel accepts; a
 	// larger Resolution saturates to it.
 	maxWheelInterval = time.Duration(1 << 62)
-	// maxTTL caps TTLs, after jitter, so that a deadline shifted into a
-	// node's stamp (deadline<<stampShift) never overflows: about 36 years.
-	maxTTL = time.Duration(1 << 60)
+	// maxTTL caps TTLs, after jitter: about 2.3 years. A deadline fits
+	// a node's stamp (see maxDeadline, about 9 years since the cache was
+	// made) until the cache is about 6.8 years old; after that the
+	// longest deadlines saturate.
+	maxTTL = time.Duration(1 << 56)
 )
 
 // Options configures New. The zero value of each field except TTL means
@@ -42,8 +44,9 @@ type Options[K comparable, V any] struct {
 	// TTL is the time to live of entries written by Set and Take: an entry
 	// is never returned after TTL (times the jitter factor, see Jitter) has
 	// passed since it was last written. It must be positive. Every TTL,
-	// this one or a per-call ttl, is capped at about 36 years after jitter,
-	// so math.MaxInt64 means "until evicted or deleted".
+	// this one or a per-call ttl, is capped at about 2.3 years (2^56 ns)
+	// after jitter, so math.MaxInt64 means "until evicted or deleted, or
+	// 2.3 years".
 	TTL time.Duration
 
 	// Limit is the maximum number of entries. When an insertion would

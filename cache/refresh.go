@@ -43,15 +43,15 @@ func refreshKeyOf[K comparable](r *refreshKey[K]) K { return r.key }
 // read runs for every lookup that is a use and finds a live entry, when
 // the cache slides expiry or refreshes: n is the entry, st its stamp as the
 // lookup read it, and now the lookup's clock reading, reused here.
-func (c *cache[K, V]) read(n *node[K, V], key K, h uint64, st, now int64) {
-	d := st >> stampShift
+func (c *cache[K, V]) read(n *node[K, V], key K, h uint64, st uint64, now int64) {
+	d := deadlineOf(st)
 	if c.sliding {
 		// Move the deadline to TTL from now, when that moves it by a
 		// Resolution or more. A compare-and-swap on the stamp the lookup
 		// read: if a writer stored another one meanwhile (a new value, a
 		// Touch, death), the writer's stamp stands.
 		if next := now + int64(min(c.ttl, maxTTL)); next-d >= int64(c.res) {
-			n.stamp.CompareAndSwap(st, next<<stampShift)
+			n.stamp.CompareAndSwap(st, st&stampLow|stampOf(next))
 		}
 		return
 	}
