@@ -387,6 +387,9 @@ func schedSubject(q, id string) string { return "natsjobs." + q + ".s." + id }
 func readySubject(q, id string) string { return "natsjobs." + q + ".r." + id }
 func deadSubject(q, id string) string  { return "natsjobs." + q + ".dead." + id }
 func jobSubjects(q, id string) string  { return "natsjobs." + q + ".*." + id } // schedule and ready
+func tombSubject(q, id, gen string) string {
+	return "natsjobs." + q + ".x." + id + "." + gen // outside jobSubjects (one more token)
+}
 func advSubject(q string) string {
 	return "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES." + workStream(q) + "." + workerConsumer
 }
@@ -408,12 +411,13 @@ func (c *Client) declare(ctx context.Context, q string) error {
 	storage := jetstream.FileStorage
 	streams := []jetstream.StreamConfig{{
 		Name:              workStream(q),
-		Subjects:          []string{"natsjobs." + q + ".s.>", "natsjobs." + q + ".r.>"},
+		Subjects:          []string{"natsjobs." + q + ".s.>", "natsjobs." + q + ".r.>", "natsjobs." + q + ".x.>"},
 		Retention:         jetstream.WorkQueuePolicy,
 		Storage:           storage,
 		Replicas:          c.cfg.Replicas,
 		MaxMsgsPerSubject: 1, // one schedule and one ready message per ID: re-enqueueing replaces
 		AllowMsgSchedules: true,
+		AllowMsgTTL:       true, // tombstones (replace.go)
 		AllowRollup:       true,
 		// Direct reads: batched for the operations API (ops_read.go), and
 		// a run's check that its message is still stored (Client.stored)
