@@ -91,6 +91,7 @@ func (c *Client) cronMsg(j Job, spec string, t, prev time.Time) (*nats.Msg, erro
 	}
 	lead := min(scheduleLead, t.Sub(prev)/2)
 	msg.Subject = schedSubject(j.Queue, j.ID)
+	setGen(msg, j)
 	msg.Header.Set(jetstream.ScheduleHeader, "@at "+t.Add(-lead).UTC().Format(time.RFC3339Nano))
 	msg.Header.Set(jetstream.ScheduleTargetHeader, readySubject(j.Queue, j.ID))
 	msg.Header.Set(hdrDue, strconv.FormatInt(t.UnixNano(), 10))

@@ -55,9 +55,10 @@
 //     in a worker until due, taken by a runner, waiting for a retry, a
 //     cron activation, fired by the server as Cancel removed its schedule.
 //     A run starts only after the server confirmed that its message is
-//     still stored and its generation (each enqueue's) was not cancelled,
-//     in one round trip; cancelling or replacing removes the message and
-//     marks the generation of the schedule it withdraws. A run the server
+//     still stored and, for a copy fired from a schedule, that the
+//     schedule's generation was not cancelled (one round trip);
+//     cancelling or replacing removes the message and marks the
+//     generation of the schedule it withdraws. A run the server
 //     confirmed before the Cancel keeps running, and no cron activation
 //     re-arms the job after Cancel.
 //   - One of N: each delivery goes to exactly one worker of the queue. A

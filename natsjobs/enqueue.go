@@ -41,7 +41,7 @@ type Job struct {
 	// this ID already. Zero is Replace.
 	Unique Unique
 
-	gen string // the generation kept by a retry, re-arm or give-back (replace.go); "" for a new one
+	gen string // the schedule's generation a retry or re-arm keeps (replace.go); "" for a new one
 }
 
 // Unique is what an enqueue does when the queue already holds a job with
@@ -178,6 +178,7 @@ func (c *Client) prepare(j Job, t time.Time, attempts int) (msg *nats.Msg, later
 		return msg, false, nil
 	}
 	msg.Subject = schedSubject(j.Queue, j.ID)
+	setGen(msg, j)
 	msg.Header[jetstream.ScheduleHeader] = []string{"@at " + t.Add(-scheduleLead).UTC().Format(time.RFC3339Nano)}
 	msg.Header[jetstream.ScheduleTargetHeader] = []string{readySubject(j.Queue, j.ID)}
 	return msg, true, nil
@@ -198,12 +199,7 @@ func (c *Client) jobMsg(j Job) (*nats.Msg, error) {
 		return nil, invalidf("job %s: %v", j.ID, j.Unique)
 	}
 	// Room for the headers prepare adds.
-	msg := &nats.Msg{Data: j.Payload, Header: make(nats.Header, len(j.Header)+6)}
-	gen := j.gen
-	if gen == "" {
-		gen = newGen()
-	}
-	msg.Header[hdrGen] = []string{gen}
+	msg := &nats.Msg{Data: j.Payload, Header: make(nats.Header, len(j.Header)+5)}
 	if j.Timeout > 0 {
 		msg.Header[hdrTimeout] = []string{strconv.FormatInt(int64(j.Timeout), 10)}
 	}

@@ -17,10 +17,10 @@ import (
 // Withdrawing a job: the one routine that stores a job's message under its
 // Unique policy (Enqueue, EnqueueAt, EnqueueBatch, EnqueueCron), and Cancel.
 //
-// A job's generation (Ttlkit-Gen) is a random name given at its enqueue
-// and kept by every message that carries the job on: its schedule, the
-// copy the server fires from it, a cron job's next activation, a retry's
-// schedule, a copy given back. The server builds a fired copy from the
+// A schedule's generation (Ttlkit-Gen) is a random name given when it is
+// enqueued and kept by every message that carries the job on from it: the
+// copy the server fires, a cron job's next activation, a retry's schedule,
+// a copy given back. A job due now has none: it is never stored late. The server builds a fired copy from the
 // schedule and stores it a moment later, even when the schedule was
 // withdrawn in between; so whoever withdraws a schedule first stores the
 // generation's tombstone (natsjobs.<q>.x.<id>.<gen>), and a run starts
@@ -32,8 +32,15 @@ import (
 // first worker that receives it, so a tombstone matters only until then.
 const tombstoneTTL = 24 * time.Hour
 
-// newGen returns a new generation name (a subject token).
-func newGen() string { return nuid.Next() }
+// setGen gives the schedule msg of j its generation: j's own (a retry's,
+// a re-arm's), or a new name (a subject token).
+func setGen(msg *nats.Msg, j Job) {
+	gen := j.gen
+	if gen == "" {
+		gen = nuid.Next()
+	}
+	msg.Header[hdrGen] = []string{gen}
+}
 
 // store stores msg, j's message built by prepare or cronMsg (later: a
 // schedule on s.<id>, else a copy on r.<id>), under j.Unique. The first
@@ -181,62 +188,61 @@ func (c *Client) Cancel(ctx context.Context, queue, id string) (bool, error) {
 		return false, err
 	}
 	sched, ready := schedSubject(queue, id), readySubject(queue, id)
+	var removed uint64
 	var waited time.Duration // while the server was busy with the ID
 	for tries := 0; tries < replaceTries; {
 		s, err := c.leaderLast(ctx, queue, sched)
 		if err != nil {
 			return false, err
 		}
-		r, err := c.leaderLast(ctx, queue, ready)
+		// The ready copy first, by its exact subject: a cron activation
+		// re-arms, and a failed run stores its retry's schedule, only
+		// while its copy is the job's ready message. Exact purges only:
+		// the server tells the workers' consumer (its counts, which
+		// QueueStats reports) about a single purged message under the
+		// purge's filter, which must be within the consumer's own.
+		n, err := c.purge(ctx, queue, ready, 0)
 		if err != nil {
 			return false, err
 		}
-		if s == nil && r == nil {
-			return false, nil
+		removed += n
+		if h := testHookPurged; h != nil {
+			h(Job{Queue: queue, ID: id})
 		}
-		// Tombstone the generations read, on condition that the ID
-		// holds nothing newer: then what Cancel removes below is what it
-		// read, or copies of those generations (a copy fired, a next
-		// activation or retry stored meanwhile), which never run.
-		bound := max(msgSeq(s), msgSeq(r))
-		if err := c.tombstone(ctx, queue, id, jobSubjects(queue, id), bound, s, r); busy(err) {
+		if s == nil {
+			// No schedule, unless a re-arm or retry stored one before
+			// the purge: then again.
+			if s, err = c.leaderLast(ctx, queue, sched); err != nil || s == nil {
+				return removed > 0, err
+			}
+			tries++
+			continue
+		}
+		// Tombstone the schedule's generation on condition that the ID
+		// holds nothing newer: no copy it fired, no schedule replacing
+		// it. Then any copy it fires late is condemned, and the
+		// schedule read is what the purge below removes (one stored
+		// after is a concurrent enqueue's, ordered after this Cancel).
+		switch err := c.tombstone(ctx, queue, id, jobSubjects(queue, id), msgSeq(s), s); {
+		case busy(err):
 			if err := c.waitBusy(ctx, &waited, "cancel "+id, err); err != nil {
 				return false, err
 			}
 			continue
-		} else if wrongLastSeq(err) {
+		case wrongLastSeq(err):
 			tries++
 			continue
-		} else if err != nil {
+		case err != nil:
 			return false, err
 		}
-		// The ready copy first, by its exact subject: a cron activation
-		// re-arms only while its copy is the job's ready message. Exact
-		// purges only: the server tells the workers' consumer (its counts,
-		// which QueueStats reports) about a single purged message under
-		// the purge's filter, which must be within the consumer's own.
-		removed, err := c.purge(ctx, queue, ready, 0)
+		n, err = c.purge(ctx, queue, sched, msgSeq(s)+1)
 		if err != nil {
 			return false, err
 		}
-		if h := testHookPurged; h != nil {
-			h(Job{Queue: queue, ID: id})
-		}
-		if s != nil {
-			// The schedule read (one stored after the tombstone is a
-			// concurrent enqueue's, ordered after this Cancel), then
-			// the copy it may have fired meanwhile.
-			n, err := c.purge(ctx, queue, sched, msgSeq(s)+1)
-			if err != nil {
-				return false, err
-			}
-			m, err := c.purge(ctx, queue, ready, 0)
-			if err != nil {
-				return false, err
-			}
-			removed += n + m
-		}
-		return removed > 0, nil
+		// A copy it fired since the tombstone (condemned) need not
+		// wait for a worker to drop it.
+		m, err := c.purge(ctx, queue, ready, 0)
+		return removed+n+m > 0, err
 	}
 	return false, fmt.Errorf("natsjobs: cancel %s: the job kept changing while it was cancelled", id)
 }
@@ -324,67 +330,33 @@ func (c *Client) purge(ctx context.Context, queue, subject string, before uint64
 // stored from its enqueueing to its outcome (the work stream drops it on
 // the acknowledgement); Cancel purges it, an enqueue that replaces the job
 // purges it or stores a newer message on its subject (one per subject),
-// another run's stored outcome deletes it, and Cancel and replace store
-// the tombstone of a schedule's generation before they withdraw it. The
+// another run's stored outcome deletes it, and a withdrawn schedule's
+// generation is tombstoned before any copy it fires late is stored. The
 // server applies these in order, so once one of them returned, stored
-// answers false. One request to the stream's leader (with one replica,
-// its only server, which answers a direct read inline).
+// answers false. One read by sequence from the stream's leader (with one
+// replica, its only server, which answers a direct read inline), and for
+// a copy fired from a schedule (it has a generation) the tombstone's
+// read at the same time.
 func (c *Client) stored(ctx context.Context, queue string, r Run, seq uint64) (ok, dead bool, err error) {
 	ctx, cancel := c.timeout(ctx)
 	defer cancel()
-	ready := readySubject(queue, r.ID)
-	tomb := ""
-	if r.gen != "" {
-		tomb = tombSubject(queue, r.ID, r.gen)
+	req := strconv.AppendUint([]byte(`{"no_hdr":true,"seq":`), seq, 10)
+	if r.gen == "" {
+		ok, err = c.has(ctx, queue, append(req, '}'))
+		return ok, false, err
 	}
-	if c.cfg.Replicas == 1 {
-		// The last message of each subject, in sequence order, the first
-		// one only: a tombstone always comes before a copy it condemns
-		// (it is stored before the schedule is withdrawn, the copy
-		// after), and a copy stored before a tombstone was purged
-		// after it.
-		req := appendJSON([]byte(`{"batch":1,"multi_last":[`), ready)
-		if tomb != "" {
-			req = appendJSON(append(req, ','), tomb)
-		}
-		req = append(req, "]}"...)
-		resp, err := c.nc.RequestWithContext(ctx, "$JS.API.DIRECT.GET."+workStream(queue), req)
-		if err != nil {
-			return false, false, c.apiErr("check "+strconv.FormatUint(seq, 10), err)
-		}
-		switch status := resp.Header.Get("Status"); status {
-		case "":
-		case "404":
-			return false, false, nil
-		default:
-			return false, false, fmt.Errorf("natsjobs: check %d: status %s %s", seq, status, resp.Header.Get("Description"))
-		}
-		// The server appends its headers to the message's.
-		switch subj := last(resp.Header, jetstream.SubjectHeader); subj {
-		case tomb:
-			return false, true, nil
-		case ready:
-			return last(resp.Header, jetstream.SequenceHeader) == strconv.FormatUint(seq, 10), false, nil
-		default:
-			return false, false, fmt.Errorf("natsjobs: check %d: answer for %q", seq, subj)
-		}
-	}
-	// The leader's API, one message per request: both at once.
 	type result struct {
 		found bool
 		err   error
 	}
-	tombs := make(chan result, 1)
-	if tomb != "" {
-		go func() {
-			found, err := c.leaderHas(ctx, queue, string(appendJSON([]byte(`{"last_by_subj":`), tomb))+"}")
-			tombs <- result{found, err}
-		}()
-	} else {
-		tombs <- result{}
-	}
-	ok, err = c.leaderHas(ctx, queue, `{"seq":`+strconv.FormatUint(seq, 10)+`}`)
-	t := <-tombs
+	tomb := make(chan result, 1)
+	go func() {
+		req := appendJSON([]byte(`{"no_hdr":true,"last_by_subj":`), tombSubject(queue, r.ID, r.gen))
+		found, err := c.has(ctx, queue, append(req, '}'))
+		tomb <- result{found, err}
+	}()
+	ok, err = c.has(ctx, queue, append(req, '}'))
+	t := <-tomb
 	if t.err != nil {
 		return false, false, t.err
 	}
@@ -394,12 +366,29 @@ func (c *Client) stored(ctx context.Context, queue string, r Run, seq uint64) (o
 	return ok, false, err
 }
 
-// leaderHas reports whether the work stream's leader finds a message for
-// the message-get request req.
-func (c *Client) leaderHas(ctx context.Context, queue, req string) (bool, error) {
-	resp, err := c.nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET."+workStream(queue), []byte(req))
+// has reports whether the work stream's leader finds a message for the
+// message-get request req: a direct read with one replica (the stream's
+// only copy answers inline, rather than queued for the API's workers);
+// with more, the leader's API, since a follower could answer from before
+// a purge.
+func (c *Client) has(ctx context.Context, queue string, req []byte) (bool, error) {
+	if c.cfg.Replicas == 1 {
+		resp, err := c.nc.RequestWithContext(ctx, "$JS.API.DIRECT.GET."+workStream(queue), req)
+		if err != nil {
+			return false, c.apiErr("check "+string(req), err)
+		}
+		switch status := resp.Header.Get("Status"); status {
+		case "":
+			return true, nil
+		case "404":
+			return false, nil
+		default:
+			return false, fmt.Errorf("natsjobs: check %s: status %s %s", req, status, resp.Header.Get("Description"))
+		}
+	}
+	resp, err := c.nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET."+workStream(queue), req)
 	if err != nil {
-		return false, c.apiErr("check "+req, err)
+		return false, c.apiErr("check "+string(req), err)
 	}
 	// The answer is the message, subject and base64 data and headers,
 	// or an error: no other `"error":` can appear in it.
@@ -415,7 +404,7 @@ func (c *Client) leaderHas(ctx context.Context, queue, req string) (bool, error)
 	if r.Error.ErrorCode == jetstream.JSErrCodeMessageNotFound {
 		return false, nil
 	}
-	return false, c.apiErr("check "+req, r.Error)
+	return false, c.apiErr("check "+string(req), r.Error)
 }
 
 // appendJSON appends s as a JSON string: a subject has no control
@@ -460,13 +449,4 @@ func (c *Client) tombstones(ctx context.Context, queue string) (int, error) {
 	}
 	n, _ := strconv.Atoi(m.Header.Get(numPendingHeader))
 	return n + 1, nil
-}
-
-// last returns the last value of key in h.
-func last(h nats.Header, key string) string {
-	v := h[key]
-	if len(v) == 0 {
-		return ""
-	}
-	return v[len(v)-1]
 }
