@@ -84,7 +84,7 @@ func (c *cache[K, V]) setIfAbsent(key K, h uint64, value V, mark bool) (actual V
 		return actual, false, false
 	}
 	if n := s.tab.Get(key, h); n != nil && n.deadline() > now {
-		actual = *n.val.Load()
+		actual = n.value
 		if mark && c.bounded {
 			n.noteRead()
 		}

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"math/bits"
 	"math/rand/v2"
-	"reflect"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -48,7 +47,6 @@ type cache[K comparable, V any] struct {
 	seed   maphash.Seed // one hash picks the shard and the table slot
 	reads  readCounters
 	limit  int64 // Options.Limit or Options.MaxWeight, split across the shards
-	inline bool  // V has no pointers: first values go inline in nodes
 
 	// bounded: limit > 0, so reads are recorded for the policy.
 	bounded bool
@@ -70,15 +68,14 @@ type cache[K comparable, V any] struct {
 	sched   *timingwheel.Scheduler[K] // its Timers are nodes' (see nodeOf)
 	notify  *notifier[K, V]           // nil without OnEvict
 	onEvict func(Event[K, V])
-	onPanic func(Panic[K, V])
+	onPanic func(Event[K, V], *timingwheel.PanicError)
 
 	closeOnce sync.Once
 	closed    chan struct{}
 
 	loading[K, V] // Loader, refresh, sliding expiry, not-found answers
 
-	beforeArm    func() // tests only: runs before each Schedule sent by arm
-	betweenLoads func() // tests only: runs between a reader's loads of val
+	beforeArm func() // tests only: runs before each Schedule sent by arm
 }
 
 // New returns a cache configured by opts, with its expiry engine running.
@@ -100,7 +97,6 @@ func New[K comparable, V any](opts Options[K, V]) (*Cache[K, V], error) {
 		limit:   int64(opts.Limit),
 		bounded: opts.Limit > 0 || opts.MaxWeight > 0,
 		weigher: opts.Weigher,
-		inline:  !hasPointers(reflect.TypeFor[V]()),
 		ttl:     opts.TTL,
 		jitter:  opts.Jitter,
 		name:    opts.Name,
@@ -184,7 +180,7 @@ func (c *cache[K, V]) shardFor(h uint64) *shard[K, V] {
 		return s
 	}
 	s := new(shard[K, V])
-	s.init(c.shardLimit(i), c.weigher != nil, c.inline, c.seed, &c.climb.frac)
+	s.init(c.shardLimit(i), c.weigher != nil, c.seed, &c.climb.frac)
 	if !c.shards[i].CompareAndSwap(nil, s) {
 		return c.shards[i].Load() // made by another writer meanwhile
 	}
@@ -261,8 +257,8 @@ func (c *cache[K, V]) lifetime(ttl time.Duration) int64 {
 // reaches 15, none after, until the policy next looks at the entry. A Get racing with a write of the same key returns the
 // value before or after the write, never a torn value or another key's;
 // only if writes of its key land between its loads three times in a row
-// does it take the shard lock, briefly, to finish. It never waits for the
-// expiry engine and never allocates. After Close it returns false.
+// It never waits for the expiry engine and never allocates. After Close
+// it returns false.
 func (c *Cache[K, V]) Get(key K) (V, bool) {
 	return c.c.get(key)
 }
@@ -281,17 +277,12 @@ func (c *cache[K, V]) get(key K) (V, bool) {
 // key (whose hash is h) and the time it has left, marking its node as used
 // if mark is set. It counts nothing.
 //
-// The node's key never changes, and its value is reached through val,
-// which writers replace atomically (see node). The reader must pair the
-// value with its own deadline or an earlier one, never a later one: it
-// loads val, the stamp, and val again, and uses the stamp only if both
-// loads of val saw the same value. Every value has its own box (val never
-// returns to an earlier one), so the stamp was loaded while that value was
-// current, and a writer never lets the stamp exceed the current value's
-// deadline (see replaceLocked). If a write slipped in between, the read is
-// retried; after a few tries it is done under the shard lock, so a reader
-// always finishes. The clock is read after the loads. A node removed
-// meanwhile has val nil: a miss.
+// A node's key and value never change (a write replaces the node; see
+// node), so the reader needs one load of the stamp: the deadline in it is
+// the value's own, whatever writers do meanwhile. A node that left the
+// cache after the reader found it still holds its value and deadline: the
+// read returns the value as of before the removal. The clock is read
+// after the load.
 func (c *cache[K, V]) lookup(key K, h uint64, mark bool) (v V, left time.Duration, ok bool) {
 	s := c.shardAt(h)
 	if s == nil {
@@ -301,36 +292,19 @@ func (c *cache[K, V]) lookup(key K, h uint64, mark bool) (v V, left time.Duratio
 	if n == nil {
 		return v, 0, false
 	}
-	for range 3 {
-		p := n.val.Load()
-		st := n.stamp.Load()
-		if c.betweenLoads != nil {
-			c.betweenLoads()
-		}
-		if n.val.Load() != p {
-			continue // overwritten meanwhile
-		}
-		now := c.now()
-		left := st>>stampShift - now
-		if p == nil || left <= 0 {
-			return v, 0, false
-		}
-		if mark && c.bounded {
-			n.noteRead()
-		}
-		if mark && c.onRead {
-			c.read(n, key, h, st, now)
-		}
-		return *p, time.Duration(left), true
-	}
-	s.mu.Lock()
-	p, st := n.val.Load(), n.stamp.Load()
-	s.mu.Unlock()
-	left = time.Duration(st>>stampShift - c.now())
-	if p == nil || left <= 0 {
+	st := n.stamp.Load()
+	now := c.now()
+	rest := deadlineOf(st) - now
+	if rest <= 0 {
 		return v, 0, false
 	}
-	return *p, left, true
+	if mark && c.bounded {
+		n.noteReadAt(st)
+	}
+	if mark && c.onRead {
+		c.read(n, key, h, st, now)
+	}
+	return n.value, time.Duration(rest), true
 }
 
 // Set stores value for key with the default TTL (see Options.TTL and
@@ -338,12 +312,11 @@ func (c *cache[K, V]) lookup(key K, h uint64, mark bool) (v V, left time.Duratio
 // Replaced, or Expired if its deadline had passed). Inserting a new key
 // into a full cache evicts one entry first.
 //
-// A new key, or a deadline earlier than the one it replaces, queues one
-// command for the expiry engine after the shard lock is released, and an
-// eviction one more (the victim's timer is cancelled); a later deadline
-// for an existing key is only recorded in the entry. Overwriting
-// an existing key allocates a box for the new value, so that lock-free
-// readers of the old one never see it change. After Close, Set does
+// Set allocates one entry and, after the shard lock is released, queues
+// one command for the expiry engine (arming the entry's timer), and one
+// more for the entry it replaces or evicts (cancelling its timer): an
+// overwrite replaces the entry rather than its value, so that lock-free
+// readers of the old value never see it change. After Close, Set does
 // nothing.
 func (c *Cache[K, V]) Set(key K, value V) {
 	c.c.set(key, value, c.c.ttl)
@@ -457,11 +430,11 @@ func (c *cache[K, V]) arm(n *node[K, V], deadline int64) {
 			return // closed
 		}
 		st := n.stamp.Load()
-		if st&deadBit != 0 {
+		if st&queueMask == dead {
 			_ = c.sched.Cancel(&n.timer)
 			return
 		}
-		if d := st >> stampShift; d < deadline {
+		if d := deadlineOf(st); d < deadline {
 			deadline = d
 			continue
 		}
@@ -505,9 +478,9 @@ func (c *cache[K, V]) delete(key K) {
 func (c *cache[K, V]) fire(t *timingwheel.Timer[K], now time.Time) time.Duration {
 	n := nodeOf[K, V](t)
 	at := int64(now.Sub(c.origin))
-	if st := n.stamp.Load(); st&deadBit != 0 {
+	if st := n.stamp.Load(); st&queueMask == dead {
 		return 0 // removed after its timer fell due: it never comes back
-	} else if d := st >> stampShift; d > at {
+	} else if d := deadlineOf(st); d > at {
 		return time.Duration(d - at) // pushed later: re-arm without the lock
 	}
 	k := t.Value // the key never changes
@@ -537,10 +510,10 @@ func (c *cache[K, V]) fire(t *timingwheel.Timer[K], now time.Time) time.Duration
 	return 0
 }
 
-func (c *cache[K, V]) reportPanic(p timingwheel.Panic) {
+func (c *cache[K, V]) reportPanic(p *timingwheel.PanicError) {
 	// fire calls no user code, so this is a bug in this package or in the
 	// wheel; the wheel has already recovered and kept every other timer.
-	slog.Error("cache: expiry callback panicked", "cache", c.name, "panic", p.Recovered, "stack", string(p.Stack))
+	slog.Error("cache: expiry callback panicked", "cache", c.name, "panic", p.Value, "stack", string(p.Stack))
 }
 
 // Len returns the number of entries held. It may count entries whose
@@ -576,7 +549,7 @@ func (c *Cache[K, V]) Stats() Stats {
 		st.Replaced += s.replaced
 		s.mu.Unlock()
 	}
-	st.LoadTime = Durations(lt)
+	st.LoadTime = timingwheel.Durations(lt)
 	c.c.lc.addTo(&st)
 	return st
 }

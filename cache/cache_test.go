@@ -6,12 +6,16 @@ import (
 	"fmt"
 	"hash/maphash"
 	"math"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
+	"weak"
+
+	"github.com/ttlkit/ttlkit/timingwheel"
 )
 
 // newCache returns a cache that the test closes when it ends.
@@ -212,27 +216,34 @@ func TestExpiredReclaimedWithinOneInterval(t *testing.T) {
 }
 
 func TestLaterDeadlineOnlyRecorded(t *testing.T) {
-	// Unit level: a later deadline for an existing key arms nothing.
+	// Unit level: a later deadline from Touch arms nothing; an earlier one
+	// re-arms. An overwrite replaces the node: the new one is armed, the
+	// old one's timer cancelled.
 	var s shard[string, int]
-	s.init(0, false, true, maphash.MakeSeed(), new(atomic.Int64))
+	s.init(0, false, maphash.MakeSeed(), new(atomic.Int64))
 	h := s.tab.Hash("k")
 	var p pending[string, int]
 	s.setLocked("k", h, 1, 1, 0, 100, &p)
 	if p.arm == nil || p.armAt != 100 {
 		t.Fatalf("new key: arm = %v at %d; want the node at 100", p.arm, p.armAt)
 	}
+	first := p.arm
 	p = pending[string, int]{}
-	s.setLocked("k", h, 2, 1, 10, 200, &p)
-	if p.arm != nil || p.cancel != nil {
+	if !s.touchLocked("k", h, 10, 200, &p) || p.arm != nil || p.cancel != nil {
 		t.Errorf("later deadline: arm = %v, cancel = %v; want neither", p.arm, p.cancel)
 	}
-	if p.event != (Event[string, int]{"k", 1, Replaced}) {
-		t.Errorf("later deadline: event %v, want {k 1 Replaced}", p.event)
+	p = pending[string, int]{}
+	if !s.touchLocked("k", h, 20, 50, &p) || p.arm != first || p.armAt != 50 {
+		t.Errorf("earlier deadline: arm = %v at %d; want the node at 50", p.arm, p.armAt)
 	}
 	p = pending[string, int]{}
-	s.setLocked("k", h, 3, 1, 20, 50, &p)
-	if p.arm == nil || p.armAt != 50 {
-		t.Errorf("earlier deadline: arm = %v at %d; want the node at 50", p.arm, p.armAt)
+	s.setLocked("k", h, 2, 1, 30, 300, &p)
+	if n := s.tab.Get("k", h); p.arm != n || p.armAt != 300 || p.cancel != first || n == first || first.live() {
+		t.Errorf("overwrite: arm = %v at %d, cancel = %v, old node live %v; want the new node %v at 300, the old %v dead",
+			p.arm, p.armAt, p.cancel, first.live(), n, first)
+	}
+	if p.event != (Event[string, int]{"k", 1, Replaced}) {
+		t.Errorf("overwrite: event %v, want {k 1 Replaced}", p.event)
 	}
 
 	// Behaviour: the entry lives to its later deadline, and no longer.
@@ -318,41 +329,34 @@ func TestJitterBounds(t *testing.T) {
 	})
 }
 
+// TestDeletedAndReplacedValuesNotPinned: a value that left the cache
+// (deleted, overwritten, evicted) is garbage once the expiry engine has
+// dropped its entry's timer; nothing in the cache keeps it.
 func TestDeletedAndReplacedValuesNotPinned(t *testing.T) {
 	c := newCache(t, Options[string, *[64]byte]{TTL: time.Hour, Limit: 200})
-	in := c.c
-	node := func(key string) *node[string, *[64]byte] {
-		h := in.hash(key)
-		return in.shardAt(h).tab.Get(key, h)
+	set := func(key string) weak.Pointer[[64]byte] {
+		v := new([64]byte)
+		c.Set(key, v)
+		return weak.Make(v)
 	}
-	c.Set("del", new([64]byte))
-	c.Set("rep", new([64]byte))
-	dn := node("del")
+	gone := map[string]weak.Pointer[[64]byte]{}
+	gone["deleted"] = set("del")
 	c.Delete("del")
-	if p := dn.val.Load(); p != nil || dn.live() {
-		t.Errorf("deleted node: value box %p, live %v; want nil, false", p, dn.live())
-	}
-	rn := node("rep")
-	if storedInline(rn) {
-		t.Errorf("a V with pointers is stored inline (%p), want boxed", rn.val.Load())
-	}
-	first, _ := c.Get("rep")
+	gone["replaced"] = set("rep")
 	c.Set("rep", new([64]byte))
-	if node("rep") != rn {
-		t.Errorf("overwrite replaced the node, want the value replaced in place")
-	}
-	if got := *rn.val.Load(); got == first {
-		t.Errorf("replaced node still holds the old value")
-	}
-
-	// An evicted node drops its value too (it is not recycled).
-	c.Set("victim", new([64]byte))
-	vn := node("victim")
+	gone["evicted"] = set("victim")
 	for i := range 1000 {
 		c.Set(fmt.Sprint(i), new([64]byte))
 	}
-	if p := vn.val.Load(); p != nil || vn.live() {
-		t.Errorf("evicted node: value box %p, live %v; want nil, false", p, vn.live())
+	if _, ok := c.Get("victim"); ok {
+		t.Fatal("victim still held after 1,000 new keys in a cache of 200")
+	}
+	c.c.sched.Len() // the engine has taken every Cancel
+	runtime.GC()
+	for how, w := range gone {
+		if w.Value() != nil {
+			t.Errorf("%s value still reachable after a collection", how)
+		}
 	}
 }
 
@@ -593,7 +597,7 @@ func TestStatsCountHitsMissesLoads(t *testing.T) {
 		c.Take("c", func() (int, error) { return 3, nil })
 		c.Take("d", func() (int, error) { return 0, errors.New("boom") })
 		st := c.Stats()
-		want := Stats{Hits: 2, Misses: 3, Sets: 2, Loads: 2, LoadErrors: 1, LoadTime: Durations{Count: 2, Buckets: [7]uint64{2}}}
+		want := Stats{Hits: 2, Misses: 3, Sets: 2, Loads: 2, LoadErrors: 1, LoadTime: timingwheel.Durations{Count: 2, Buckets: [7]uint64{2}}}
 		if st != want {
 			t.Errorf("Stats() = %+v, want %+v", st, want)
 		}

@@ -76,10 +76,11 @@
 // time an entry has left), Clear, and the iterators All, Keys and Values.
 //
 // Costs: a Get takes no lock, sends on no channel, allocates nothing and
-// reads the clock once when it finds an entry. A Set of an existing key
-// takes one shard lock; a new key also queues one timer for the expiry
-// engine. About 84 bytes per entry besides the key and value (uint64 keys
-// and values, unbounded), 97 with a Limit. How it works is in doc/design/cache.md.
+// reads the clock once when it finds an entry. A Set takes one shard lock,
+// allocates one entry and queues one timer for the expiry engine (an
+// overwrite replaces the entry, and queues the old one's cancellation).
+// About 51 bytes per entry besides the key and value (uint64 keys and
+// values, unbounded), 80 with a Limit. How it works is in doc/design/cache.md.
 //
 // # Guarantees
 //
@@ -143,7 +144,7 @@
 // Load, LoadAll, Take and background reloads share one load per key at a
 // time: a caller that finds no live value either starts the key's load
 // or waits for the one in flight. Errors are returned to every waiter and
-// never cached; a panic reaches every waiter as a *PanicError and the
+// never cached; a panic reaches every waiter as a *timingwheel.PanicError and the
 // loading goroutine re-panics (a background reload reports it to
 // OnRefreshError instead); a Set or Delete of the key during the load wins
 // over the loaded value, which is returned but not stored. Each waiter
@@ -182,11 +183,13 @@
 // most once per Resolution per entry; with RefreshAfter, a due entry
 // costs one more lock-free index lookup (the reloads in flight).
 //
-// Set of an existing key: one shard lock and one value allocation; the
-// expiry engine hears of it only when the new deadline is earlier. Set of
-// a new key: one new entry and one queued timer; into a
-// full shard, also the victim's removal and one queued cancellation.
-// Touch: one shard lock, no allocation. Delete: one queued cancellation.
+// Set of an existing key: one shard lock, one new entry that takes the
+// old one's place, one queued timer and one queued cancellation (of the
+// old entry's timer). Set of a new key: one new entry and one queued
+// timer; into a full shard, also the victim's removal and one queued
+// cancellation. Touch: one shard lock, no allocation; the expiry engine
+// hears of it only when the new deadline is earlier. Delete: one queued
+// cancellation.
 // Len: no lock, one atomic load per shard. The expiry engine takes an
 // entry's shard lock only to unlink it, after it has loaded the entry's
 // index slot without the lock, so a writer that meets the engine waits for
@@ -194,12 +197,13 @@
 // goroutine only when it cannot wait for its next wake-up, so under load
 // the engine wakes about once per Resolution.
 //
-// Memory per entry: about 84 bytes besides the 16 bytes of key and value,
+// Memory per entry: about 51 bytes besides the 16 bytes of key and value,
 // for uint64 keys and values at 47k-160k entries (bench module,
-// BenchmarkCacheBytesPerEntry): an 80-byte entry that holds its own
-// timer, and its index slot (about 15 bytes). When V holds pointers the
-// entry has no inline value but a box of V's size instead (string keys
-// and []byte values: an 80-byte entry and a 24-byte box). A full bounded
+// BenchmarkCacheBytesPerEntry): a 48-byte entry that holds its own timer,
+// deadline and value, and its index slot (about 15 bytes). With a Limit
+// the entry also holds the policy's queue links: 64 bytes. String keys
+// and []byte values take a 72-byte entry (the 80-byte size class), 88
+// with a Limit (the 96 class). A full bounded
 // cache adds about 12 bytes of frequency sketch per entry (8 bytes per
 // entry of its Limit, rounded up to a power of two per shard, made when a
 // shard is first half full). The index shrinks as entries expire

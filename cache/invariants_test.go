@@ -9,8 +9,8 @@ import (
 // table and the policy's queues hold exactly the same live nodes, each
 // queue's links are consistent, every node records the queue it is in, the
 // queues' weights add up to what the shard counts (entries, without a
-// Weigher), an unbounded shard uses the window only, every live node has a
-// value and no dead bit, the table's size
+// Weigher), an unbounded shard has no queues and counts no reads, every
+// node in the table is live, the table's size
 // follows its population (no more than 16 slots per entry above its
 // floor, so memory comes back after mass expiry), the shard respects its
 // limit, and the limits add up to the cache's. With quiet set (every
@@ -42,44 +42,50 @@ func checkInvariants[K comparable, V any](t testing.TB, c *Cache[K, V], limit in
 		}
 		n := 0
 		var weight int64
+		// checkNode checks one live node, in queue q of a bounded shard.
+		checkNode := func(e *node[K, V], q int) {
+			n++
+			h := in.hash(e.key())
+			if e.queue() != q {
+				t.Errorf("shard %d: node %v in queue %d records queue %d", i, e.key(), q, e.queue())
+			}
+			if w := s.weightOf(e); w < 1 || w > s.limit && s.limit > 0 {
+				t.Errorf("shard %d: node %v weighs %d, want 1 to the shard's limit %d", i, e.key(), w, s.limit)
+			}
+			if got := s.tab.Get(e.key(), h); got != e {
+				t.Errorf("shard %d: node %v: table holds %p, want %p", i, e.key(), got, e)
+			}
+			if r := e.reads(); r > maxReads || s.limit == 0 && r != 0 {
+				t.Errorf("shard %d (limit %d): node %v counts %d reads, want at most %d, none unbounded", i, s.limit, e.key(), r, maxReads)
+			}
+			if got := in.shardAt(h); got != s {
+				t.Errorf("node %v: in shard %d, but hashes elsewhere", e.key(), i)
+			}
+			if quiet && e.deadline() <= now-int64(in.res) {
+				t.Errorf("shard %d: node %v: deadline %v, overdue at %v by more than resolution %v",
+					i, e.key(), time.Duration(e.deadline()), time.Duration(now), in.res)
+			}
+		}
+		if s.limit == 0 {
+			// No queues: the table is the only index.
+			s.tab.All(func(e *node[K, V]) bool { checkNode(e, window); return true })
+			for q := range s.q {
+				if s.held[q] != 0 || s.q[q].next != &s.q[q].node {
+					t.Errorf("shard %d: unbounded, but queue %d holds weight %d", i, q, s.held[q])
+				}
+			}
+		}
 		for q := range s.q {
-			prev := &s.q[q]
+			if s.limit == 0 {
+				break
+			}
+			prev := &s.q[q].node
 			var held int64
-			for e := s.q[q].next; e != &s.q[q]; e = e.next {
-				n++
-				held += e.weight()
-				h := in.hash(e.key())
-				if e.prev != prev {
+			for e := s.q[q].next; e != &s.q[q].node; e = e.links().next {
+				checkNode(e, q)
+				held += s.weightOf(e)
+				if e.links().prev != prev {
 					t.Errorf("shard %d: node %v: prev link broken", i, e.key())
-				}
-				if e.queue() != q {
-					t.Errorf("shard %d: node %v in queue %d records queue %d", i, e.key(), q, e.queue())
-				}
-				if s.limit == 0 && q != window {
-					t.Errorf("shard %d: unbounded, but node %v is in queue %d", i, e.key(), q)
-				}
-				if !s.weighed && e.weight() != 1 {
-					t.Errorf("shard %d: node %v weighs %d without a Weigher, want 1", i, e.key(), e.weight())
-				}
-				if got := s.tab.Get(e.key(), h); got != e {
-					t.Errorf("shard %d: queued node %v: table holds %p, want %p", i, e.key(), got, e)
-				}
-				if e.stamp.Load()&deadBit != 0 {
-					t.Errorf("shard %d: live node %v has the dead bit", i, e.key())
-				}
-				if p := e.val.Load(); p == nil {
-					t.Errorf("shard %d: live node %v has no value", i, e.key())
-				} else if !s.inline && storedInline(e) {
-					// Boxed values are always allowed (after an overwrite);
-					// inline ones only for a V without pointers.
-					t.Errorf("shard %d: node %v: value inline, but V has pointers", i, e.key())
-				}
-				if got := in.shardAt(h); got != s {
-					t.Errorf("node %v: in shard %d, but hashes elsewhere", e.key(), i)
-				}
-				if quiet && e.deadline() <= now-int64(in.res) {
-					t.Errorf("shard %d: node %v: deadline %v, overdue at %v by more than resolution %v",
-						i, e.key(), time.Duration(e.deadline()), time.Duration(now), in.res)
 				}
 				prev = e
 				if n > s.tab.Len()+1 {

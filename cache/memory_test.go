@@ -139,59 +139,60 @@ func TestStripesGrowWithoutLosingCounts(t *testing.T) {
 	}
 }
 
-// storedInline reports whether n's value is the inline one of its
-// inlineNode: whether val points just past the node, into the same
-// allocation. For a bare node (V with pointers) it compares addresses
-// only, reading nothing past the node.
-func storedInline[K comparable, V any](n *node[K, V]) bool {
-	p := n.val.Load()
-	return p != nil && uintptr(unsafe.Pointer(p)) == uintptr(unsafe.Pointer(n))+unsafe.Offsetof(inlineNode[K, V]{}.value)
-}
-
 // TestNodeFitsItsSizeClass: an entry is one node holding its own timer
-// (an entry was a 64-byte node plus a 48-byte expiry object until the
-// timer moved in). On 64-bit platforms a node of uint64 keys and values,
-// with its inline value, fills the allocator's 80-byte size class
-// exactly, so any field added to it costs 16 bytes per entry: this test
-// makes that a decision. A node of string keys and []byte values has no
-// inline field (it took 104 bytes, the 112 class, with one it never used)
-// and fills the 80 class too.
+// and value (an entry was a 64-byte node plus a 48-byte expiry object
+// until the timer moved in, then an 80-byte node with a separate read
+// counter, queue word and value pointer, plus a box for a V with
+// pointers). On 64-bit platforms a bounded shard's node of uint64 keys and
+// values fills the allocator's 64-byte size class exactly, and an
+// unbounded shard's (no queue links) the 48 class, so any field added to
+// either costs 16 bytes per entry: this test makes that a decision. A
+// node of string keys and []byte values takes 88 bytes bounded (the 96
+// class) and 72 unbounded (the 80 class); it took 80 + a 24-byte box.
 func TestNodeFitsItsSizeClass(t *testing.T) {
 	if unsafe.Sizeof(uintptr(0)) != 8 {
 		t.Skip("sizes are for 64-bit platforms")
 	}
-	if got := unsafe.Sizeof(inlineNode[uint64, uint64]{}); got > 80 {
-		t.Errorf("inlineNode[uint64, uint64] is %d bytes, want at most 80 (one size class)", got)
+	if got := unsafe.Sizeof(linkedNode[uint64, uint64]{}); got > 64 {
+		t.Errorf("linkedNode[uint64, uint64] is %d bytes, want at most 64 (one size class)", got)
+	}
+	if got := unsafe.Sizeof(linkedNode[string, []byte]{}); got > 88 {
+		t.Errorf("linkedNode[string, []byte] is %d bytes, want at most 88", got)
+	}
+	if got := unsafe.Sizeof(node[uint64, uint64]{}); got > 48 {
+		t.Errorf("node[uint64, uint64] (an unbounded shard's) is %d bytes, want at most 48 (one size class)", got)
 	}
 	if got := unsafe.Sizeof(node[string, []byte]{}); got > 80 {
-		t.Errorf("node[string, []byte] is %d bytes, want at most 80 (one size class)", got)
+		t.Errorf("node[string, []byte] (an unbounded shard's) is %d bytes, want at most 80 (one size class)", got)
 	}
 	if got := unsafe.Offsetof(node[uint64, uint64]{}.timer); got != 0 {
 		t.Errorf("node.timer at offset %d, want 0 (nodeOf converts its address)", got)
 	}
-	if got := unsafe.Offsetof(inlineNode[uint64, uint64]{}.node); got != 0 {
-		t.Errorf("inlineNode.node at offset %d, want 0 (a *node is its inlineNode's address)", got)
+	if got := unsafe.Offsetof(linkedNode[uint64, uint64]{}.node); got != 0 {
+		t.Errorf("linkedNode.node at offset %d, want 0 (a *node is its linkedNode's address)", got)
+	}
+	if got := unsafe.Offsetof(weighedNode[uint64, uint64]{}.linkedNode); got != 0 {
+		t.Errorf("weighedNode.linkedNode at offset %d, want 0 (a *node is its weighedNode's address)", got)
 	}
 }
 
-// TestValueShapeFollowsV: a V without pointers gets its first value
-// inline, in the node's allocation; a V with pointers gets a box and a
-// node without an inline field.
-func TestValueShapeFollowsV(t *testing.T) {
-	ints := newCache(t, Options[uint64, uint64]{TTL: time.Hour})
-	ints.Set(1, 10)
-	h := ints.c.hash(1)
-	if n := ints.c.shardAt(h).tab.Get(1, h); !storedInline(n) {
-		t.Errorf("uint64 value: stored in a box, want inline")
-	}
-	ints.Set(1, 11)
-	if n := ints.c.shardAt(h).tab.Get(1, h); storedInline(n) || *n.val.Load() != 11 {
-		t.Errorf("uint64 value after an overwrite: inline %v, value %d; want a box holding 11", storedInline(n), *n.val.Load())
-	}
-	bytes := newCache(t, Options[string, []byte]{TTL: time.Hour})
-	bytes.Set("k", []byte("v"))
-	hs := bytes.c.hash("k")
-	if n := bytes.c.shardAt(hs).tab.Get("k", hs); storedInline(n) || string(*n.val.Load()) != "v" {
-		t.Errorf("[]byte value: inline %v, value %q; want a box holding \"v\"", storedInline(n), *n.val.Load())
+// TestOverwriteReplacesTheNode: a write over a live entry publishes a new
+// node with the new value and kills the old one, which keeps its own
+// value and deadline for readers that found it before.
+func TestOverwriteReplacesTheNode(t *testing.T) {
+	c := newCache(t, Options[string, []byte]{TTL: time.Hour})
+	c.Set("k", []byte("v1"))
+	h := c.c.hash("k")
+	s := c.c.shardAt(h)
+	o := s.tab.Get("k", h)
+	d := o.deadline()
+	c.Set("k", []byte("v2"))
+	n := s.tab.Get("k", h)
+	s.mu.Lock()
+	live := o.live()
+	s.mu.Unlock()
+	if n == o || live || string(o.value) != "v1" || o.deadline() != d || string(n.value) != "v2" {
+		t.Errorf("after an overwrite: new node %v (old %p), old live %v, old value %q deadline %v (was %v), new value %q; want a new node holding v2, the old dead with v1 and its deadline",
+			n != o, o, live, o.value, o.deadline(), d, n.value)
 	}
 }

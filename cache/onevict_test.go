@@ -6,6 +6,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/ttlkit/ttlkit/timingwheel"
 )
 
 // TestOnEvictGoexitKeepsDelivering: an OnEvict that exits its goroutine
@@ -17,10 +19,10 @@ func TestOnEvictGoexitKeepsDelivering(t *testing.T) {
 		var mu sync.Mutex
 		var got, exits []int
 		c := newCache(t, Options[int, int]{TTL: time.Second, Resolution: 100 * time.Millisecond,
-			OnPanic: func(p Panic[int, int]) {
+			OnPanic: func(e Event[int, int], p *timingwheel.PanicError) {
 				mu.Lock()
-				if p.Recovered == ErrGoexit {
-					exits = append(exits, p.Event.Key)
+				if p.Value == timingwheel.ErrGoexit {
+					exits = append(exits, e.Key)
 				}
 				mu.Unlock()
 			},
@@ -75,7 +77,11 @@ func slicesEqual(a, b []int) bool {
 func TestOnEvictPanicIsReported(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var mu sync.Mutex
-		var panics []Panic[string, int]
+		type report struct {
+			e Event[string, int]
+			p *timingwheel.PanicError
+		}
+		var panics []report
 		var seen []Event[string, int]
 		c := newCache(t, Options[string, int]{TTL: time.Second, Limit: 2,
 			OnEvict: func(e Event[string, int]) {
@@ -84,9 +90,9 @@ func TestOnEvictPanicIsReported(t *testing.T) {
 				mu.Unlock()
 				panic("boom " + e.Reason.String())
 			},
-			OnPanic: func(p Panic[string, int]) {
+			OnPanic: func(e Event[string, int], p *timingwheel.PanicError) {
 				mu.Lock()
-				panics = append(panics, p)
+				panics = append(panics, report{e, p})
 				mu.Unlock()
 			}})
 		c.Set("a", 1)
@@ -105,12 +111,12 @@ func TestOnEvictPanicIsReported(t *testing.T) {
 		if len(panics) != len(seen) || len(seen) != 6 {
 			t.Fatalf("%d events, %d panics reported, want 6 and 6: %v", len(seen), len(panics), seen)
 		}
-		for i, p := range panics {
-			if p.Event != seen[i] && p.Event.Reason != Expired {
-				t.Errorf("panic %d reports event %+v, want %+v", i, p.Event, seen[i])
+		for i, r := range panics {
+			if r.e != seen[i] && r.e.Reason != Expired {
+				t.Errorf("panic %d reports event %+v, want %+v", i, r.e, seen[i])
 			}
-			if want := "boom " + p.Event.Reason.String(); p.Recovered != want || len(p.Stack) == 0 {
-				t.Errorf("panic %d: Recovered %v, stack %d bytes; want %q and a stack", i, p.Recovered, len(p.Stack), want)
+			if want := "boom " + r.e.Reason.String(); r.p.Value != want || r.p.Key != r.e.Key || len(r.p.Stack) == 0 {
+				t.Errorf("panic %d: Key %v, Value %v, stack %d bytes; want key %v, %q and a stack", i, r.p.Key, r.p.Value, len(r.p.Stack), r.e.Key, want)
 			}
 		}
 		if st := c.Stats(); st.Replaced != 1 || st.Deleted != 1 || st.Expired < 1 || st.Evicted != 1 {
@@ -141,7 +147,7 @@ func TestCleanupDoesNotWaitForOnEvict(t *testing.T) {
 		close(release)
 		synctest.Wait()
 		select {
-		case <-c.c.notify.done:
+		case <-c.c.notify.done():
 		default:
 			t.Fatal("delivery goroutine still running after the queue was delivered")
 		}

@@ -31,9 +31,11 @@ const (
 	// maxWheelInterval is the largest interval timingwheel accepts; a
 	// larger Resolution saturates to it.
 	maxWheelInterval = time.Duration(1 << 62)
-	// maxTTL caps TTLs, after jitter, so that a deadline shifted into a
-	// node's stamp (deadline<<stampShift) never overflows: about 36 years.
-	maxTTL = time.Duration(1 << 60)
+	// maxTTL caps TTLs, after jitter: about 2.3 years. A deadline fits
+	// a node's stamp (see maxDeadline, about 9 years since the cache was
+	// made) until the cache is about 6.8 years old; after that the
+	// longest deadlines saturate.
+	maxTTL = time.Duration(1 << 56)
 )
 
 // Options configures New. The zero value of each field except TTL means
@@ -42,8 +44,9 @@ type Options[K comparable, V any] struct {
 	// TTL is the time to live of entries written by Set and Take: an entry
 	// is never returned after TTL (times the jitter factor, see Jitter) has
 	// passed since it was last written. It must be positive. Every TTL,
-	// this one or a per-call ttl, is capped at about 36 years after jitter,
-	// so math.MaxInt64 means "until evicted or deleted".
+	// this one or a per-call ttl, is capped at about 2.3 years (2^56 ns)
+	// after jitter, so math.MaxInt64 means "until evicted or deleted, or
+	// 2.3 years".
 	TTL time.Duration
 
 	// Limit is the maximum number of entries. When an insertion would
@@ -110,15 +113,20 @@ type Options[K comparable, V any] struct {
 	// wheel does for its callbacks: the call that caused the event returns
 	// normally, and the delivery of Expired events goes on. A
 	// runtime.Goexit in OnEvict (t.FailNow in a test) is reported to
-	// OnPanic as ErrGoexit and ends the goroutine that ran it: the
-	// caller's for call-driven events; for Expired ones, a new delivery
-	// goroutine takes over, so later events are still delivered.
+	// OnPanic (with Value timingwheel.ErrGoexit) and ends the goroutine
+	// that ran it: the caller's for call-driven events; for Expired ones, a
+	// new delivery goroutine takes over, so later events are still
+	// delivered.
 	OnEvict func(Event[K, V])
 
-	// OnPanic receives the panics recovered from OnEvict, on the goroutine
-	// that ran OnEvict, and must not panic itself. nil means the default:
-	// log the panic and its stack with log/slog at error level.
-	OnPanic func(Panic[K, V])
+	// OnPanic receives each OnEvict or OnRefreshError call that panicked or
+	// called runtime.Goexit: e is the event OnEvict was called with (for
+	// OnRefreshError: the key and the value kept, with a zero Reason), p
+	// the module's one panic report, whose Key is e.Key. It runs on the
+	// goroutine that ran the callback, before that goroutine goes on (or,
+	// for a Goexit, ends), and must not panic itself. nil means the
+	// default: log the panic and its stack with log/slog at error level.
+	OnPanic func(e Event[K, V], p *timingwheel.PanicError)
 
 	// Loader loads the value of a key that has no live entry, for Load,
 	// for LoadAll when BulkLoader is nil, and for refreshes. It runs on the
@@ -294,7 +302,7 @@ type Stats struct {
 	// (returned, panicked or exited the goroutine). A BulkLoader call
 	// counts once however many keys it loaded, so LoadTime.Count is Loads
 	// when no BulkLoader runs. A waiter's wait is not counted.
-	LoadTime Durations
+	LoadTime timingwheel.Durations
 	// Refreshes counts background reloads (RefreshAfter, Refresh) that
 	// ended; they are in Loads as well. RefreshErrors counts those that
 	// failed and kept the old value.
@@ -313,14 +321,3 @@ func (s Stats) HitRatio() float64 {
 	}
 	return 0
 }
-
-// DurationBounds are timingwheel.DurationBounds.
-//
-// Deprecated: use timingwheel.DurationBounds, which has the same values.
-var DurationBounds = timingwheel.DurationBounds
-
-// Durations is the module's one histogram type, timingwheel.Durations;
-// Stats.LoadTime is of this type.
-//
-// Deprecated: use timingwheel.Durations, the same type.
-type Durations = timingwheel.Durations

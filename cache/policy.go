@@ -4,6 +4,7 @@ import (
 	"math"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 )
 
 // The eviction policy of a bounded shard is W-TinyLFU with CLOCK-style
@@ -32,7 +33,7 @@ import (
 // therefore approximate, like CLOCK's, and frequency counts a hot entry at
 // most maxReads times per lap.
 
-// Queues, stored in a node's meta.
+// Queues, stored in a node's stamp (with dead, the queue of no queue).
 const (
 	window = iota
 	probation
@@ -42,7 +43,7 @@ const (
 const (
 	// maxReads is where a node's reads counter saturates.
 	maxReads = 15
-	// maxEntryWeight is the largest weight a node can record (30 bits).
+	// maxEntryWeight is the largest weight one entry may have.
 	maxEntryWeight = 1<<30 - 1
 	// fracOne is a window share of 100%, in the climber's units.
 	fracOne = 1 << 16
@@ -51,33 +52,58 @@ const (
 // noteRead records a read of n for the policy: one compare-and-swap until
 // the counter saturates, nothing after. Lock-free; a lost race loses one
 // count, which only makes the policy's estimate coarser.
-func (n *node[K, V]) noteRead() {
-	if r := n.reads.Load(); r < maxReads {
-		n.reads.CompareAndSwap(r, r+1)
+func (n *node[K, V]) noteRead() { n.noteReadAt(n.stamp.Load()) }
+
+// noteReadAt is noteRead for a reader that has loaded st from n's stamp.
+func (n *node[K, V]) noteReadAt(st uint64) {
+	if st&readsMask != readsMask {
+		n.stamp.CompareAndSwap(st, st+readsOne)
 	}
 }
 
-func (n *node[K, V]) queue() int     { return int(n.meta & 3) }
-func (n *node[K, V]) weight() int64  { return int64(n.meta >> 2) }
-func (n *node[K, V]) setQueue(q int) { n.meta = n.meta&^3 | uint32(q) }
+// reads returns the reads n's stamp counts.
+func (n *node[K, V]) reads() int { return int(n.stamp.Load() & readsMask / readsOne) }
+
+func (n *node[K, V]) queue() int { return int(n.stamp.Load() & queueMask) }
+
+// weightOf returns n's weight: 1 without a Weigher (see weighedNode).
+func (s *shard[K, V]) weightOf(n *node[K, V]) int64 {
+	if !s.weighed {
+		return 1
+	}
+	return (*weighedNode[K, V])(unsafe.Pointer(n)).weight
+}
 
 // pushFrontLocked links an unlinked n at the new end of queue q.
 func (s *shard[K, V]) pushFrontLocked(n *node[K, V], q int) {
 	head := &s.q[q]
-	n.setQueue(q)
-	n.prev = head
-	n.next = head.next
-	head.next.prev = n
+	n.setStampLocked(queueMask, uint64(q))
+	l := n.links()
+	l.prev = &head.node
+	l.next = head.next
+	head.next.links().prev = n
 	head.next = n
-	s.held[q] += n.weight()
+	s.held[q] += s.weightOf(n)
 }
 
 // unlinkLocked takes n out of its queue.
 func (s *shard[K, V]) unlinkLocked(n *node[K, V]) {
-	s.held[n.queue()] -= n.weight()
-	n.prev.next = n.next
-	n.next.prev = n.prev
-	n.prev, n.next = nil, nil
+	s.held[n.queue()] -= s.weightOf(n)
+	l := n.links()
+	l.prev.links().next = l.next
+	l.next.links().prev = l.prev
+	l.prev, l.next = nil, nil
+}
+
+// spliceLocked puts n, unlinked, in o's place in o's queue and unlinks o.
+// They weigh the same.
+func (s *shard[K, V]) spliceLocked(o, n *node[K, V]) {
+	n.setStampLocked(queueMask, uint64(o.queue()))
+	ol, nl := o.links(), n.links()
+	nl.prev, nl.next = ol.prev, ol.next
+	ol.prev.links().next = n
+	ol.next.links().prev = n
+	ol.prev, ol.next = nil, nil
 }
 
 // moveLocked moves n to the new end of queue q (its own or another).
@@ -91,7 +117,7 @@ func (s *shard[K, V]) moveLocked(n *node[K, V], q int) {
 
 // oldest returns the old end of queue q, or nil if it is empty.
 func (s *shard[K, V]) oldest(q int) *node[K, V] {
-	if n := s.q[q].prev; n != &s.q[q] {
+	if n := s.q[q].prev; n != &s.q[q].node {
 		return n
 	}
 	return nil
@@ -105,10 +131,10 @@ func (s *shard[K, V]) total() int64 {
 // foldLocked moves n's reads into the sketch and reports whether there
 // were any: whether n was used since the policy last looked at it.
 func (s *shard[K, V]) foldLocked(n *node[K, V]) bool {
-	if n.reads.Load() == 0 {
+	if n.stamp.Load()&readsMask == 0 {
 		return false
 	}
-	r := n.reads.Swap(0)
+	r := (n.stamp.And(^uint64(readsMask)) & readsMask) / readsOne
 	s.sk.add(s.tab.Hash(n.key()), int(r))
 	return r > 0
 }
@@ -153,7 +179,7 @@ func (s *shard[K, V]) makeRoomLocked(w, now int64, p *pending[K, V]) {
 				s.evictLocked(cand, Expired, p)
 				continue
 			}
-			cw := cand.weight()
+			cw := s.weightOf(cand)
 			if cw > mainMax {
 				// It could never enter main (the window holds nearly all
 				// the shard): no admission test, nothing displaced.
@@ -275,11 +301,7 @@ func (s *shard[K, V]) evictLocked(n *node[K, V], reason Reason, p *pending[K, V]
 	} else {
 		p.more = append(p.more, ev)
 	}
-	if p.cancel == nil {
-		p.cancel = n
-	} else {
-		p.cancels = append(p.cancels, n)
-	}
+	p.cancelLater(n)
 }
 
 // climber adapts the window's share of a bounded cache by hill climbing

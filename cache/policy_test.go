@@ -71,11 +71,12 @@ func TestLoopLargerThanCacheHits(t *testing.T) {
 // writes between two looks of the policy; later reads only load.
 func TestNoteReadSaturates(t *testing.T) {
 	var n node[int, int]
+	n.stamp.Store(stampOf(1000) | probation)
 	for range 100 {
 		n.noteRead()
 	}
-	if got := n.reads.Load(); got != maxReads {
-		t.Errorf("reads after 100 reads = %d, want %d", got, maxReads)
+	if got := n.reads(); got != maxReads || n.deadline() != 1000 || n.queue() != probation {
+		t.Errorf("after 100 reads: reads %d, deadline %d, queue %d; want %d, 1000, %d", got, n.deadline(), n.queue(), maxReads, probation)
 	}
 }
 
@@ -86,8 +87,8 @@ func TestUnboundedCacheCountsNoReads(t *testing.T) {
 	c.Set(1, 1)
 	c.Get(1)
 	s := c.c.shardAt(c.c.hash(1))
-	if n := s.tab.Get(1, c.c.hash(1)); n.reads.Load() != 0 {
-		t.Errorf("reads = %d after a Get from an unbounded cache, want 0", n.reads.Load())
+	if n := s.tab.Get(1, c.c.hash(1)); n.reads() != 0 {
+		t.Errorf("reads = %d after a Get from an unbounded cache, want 0", n.reads())
 	}
 }
 

@@ -3,7 +3,6 @@ package cache
 import (
 	"math"
 	"math/rand/v2"
-	"reflect"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -110,8 +109,7 @@ func raceReads[V any](t *testing.T, wrap func(stamped) V, unwrap func(V) stamped
 
 // TestReadersSeeOldOrNewValueNeverAnothers races lock-free Gets and Take
 // hits with overwrites, deletes, evictions (nodes are never recycled for
-// another key) and expiry, for an inline value (V without pointers) and a
-// boxed one.
+// another key) and expiry, for a value without pointers and one with.
 func TestReadersSeeOldOrNewValueNeverAnothers(t *testing.T) {
 	t.Run("inline", func(t *testing.T) {
 		raceReads(t, func(s stamped) stamped { return s }, func(v stamped) stamped { return v })
@@ -203,46 +201,6 @@ func TestStatsCountConcurrentReads(t *testing.T) {
 	}
 }
 
-func TestHasPointers(t *testing.T) {
-	type flat struct {
-		a int
-		b [4]float64
-		c struct{ d uint8 }
-	}
-	type withString struct {
-		a int
-		s string
-	}
-	tests := []struct {
-		name string
-		typ  reflect.Type
-		want bool
-	}{
-		{"int", reflect.TypeFor[int](), false},
-		{"complex128", reflect.TypeFor[complex128](), false},
-		{"array of uint64", reflect.TypeFor[[8]uint64](), false},
-		{"empty array of pointers", reflect.TypeFor[[0]*int](), false},
-		{"struct of scalars", reflect.TypeFor[flat](), false},
-		{"empty struct", reflect.TypeFor[struct{}](), false},
-		{"string", reflect.TypeFor[string](), true},
-		{"pointer", reflect.TypeFor[*int](), true},
-		{"slice", reflect.TypeFor[[]byte](), true},
-		{"map", reflect.TypeFor[map[int]int](), true},
-		{"interface", reflect.TypeFor[any](), true},
-		{"func", reflect.TypeFor[func()](), true},
-		{"chan", reflect.TypeFor[chan int](), true},
-		{"struct with a string", reflect.TypeFor[withString](), true},
-		{"array of strings", reflect.TypeFor[[2]string](), true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := hasPointers(tt.typ); got != tt.want {
-				t.Errorf("hasPointers(%v) = %v, want %v", tt.typ, got, tt.want)
-			}
-		})
-	}
-}
-
 // dated is a value that learns, after the Set that stored it returns, an
 // upper bound of its deadline (MaxInt64 for a Set with the hour-long TTL) (the writer's clock after the Set, plus the
 // ttl; with no jitter the deadline is the Set's own reading plus the ttl).
@@ -257,7 +215,7 @@ type dated struct {
 // clock before each Get and fails if the value it got is another key's or
 // has a deadline bound at or before that reading: a short-lived value that
 // has expired must not be returned, however the Get interleaves with the
-// overwrites around it (see cache.lookup for the pairing argument).
+// overwrites around it (see cache.lookup: a node's value and deadline belong together).
 func TestReaderNeverReturnsExpiredDuringOverwrite(t *testing.T) {
 	const keys = 4
 	ops := 200_000
@@ -315,53 +273,4 @@ func TestReaderNeverReturnsExpiredDuringOverwrite(t *testing.T) {
 	wg.Wait()
 	stop.Store(true)
 	<-writer
-}
-
-// TestGetFallsBackToLock: a reader whose paired loads of an entry are
-// interrupted by a write three times in a row reads the entry under the
-// shard lock instead, and gets what the last write left: the newest value,
-// or a miss if that write removed the entry.
-func TestGetFallsBackToLock(t *testing.T) {
-	tests := []struct {
-		name   string
-		write  func(c *Cache[string, int], i int)
-		want   int
-		wantOK bool
-	}{
-		{"overwritten", func(c *Cache[string, int], i int) { c.Set("k", i) }, 3, true},
-		{"removed by the third write", func(c *Cache[string, int], i int) {
-			if i == 3 {
-				c.Delete("k")
-				return
-			}
-			c.Set("k", i)
-		}, 0, false},
-		{"expired by the third write", func(c *Cache[string, int], i int) {
-			c.SetWithExpire("k", i, time.Duration(4-i)*time.Millisecond)
-			if i == 3 {
-				time.Sleep(time.Millisecond) // its deadline passes
-			}
-		}, 0, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				c := newCache(t, Options[string, int]{TTL: time.Hour})
-				c.Set("k", 0)
-				writes := 0
-				c.c.betweenLoads = func() {
-					writes++
-					tt.write(c, writes)
-				}
-				v, ok := c.Get("k")
-				c.c.betweenLoads = nil
-				if writes != 3 {
-					t.Errorf("%d optimistic reads, want 3 before the locked one", writes)
-				}
-				if v != tt.want || ok != tt.wantOK {
-					t.Errorf("Get = %d, %v, want %d, %v", v, ok, tt.want, tt.wantOK)
-				}
-			})
-		})
-	}
 }

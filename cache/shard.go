@@ -2,7 +2,6 @@ package cache
 
 import (
 	"hash/maphash"
-	"reflect"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -12,18 +11,19 @@ import (
 	"github.com/ttlkit/ttlkit/timingwheel"
 )
 
-// node is one entry: its wheel timer (whose payload is the key), the
-// policy's queue links, the deadline and flags, the policy's read counter
-// and the value live together in one allocation, and its index slot in
-// the shard's table. Nothing else is allocated per entry, but a box for a
-// value written over another (see Value).
+// node is one entry: its wheel timer (whose payload is the key), its
+// stamp (deadline, the policy's read counter and queue) and its value, in
+// one allocation with, for a bounded shard, the policy's queue links (see
+// linkedNode), and its index slot in the shard's table. Nothing else is
+// allocated per entry.
 //
-// Identity. A node belongs to one key for its whole life: the key is
-// written before the node is published (in the table, with an atomic
-// store) and never changes, so a lock-free reader that finds a node by its
-// key can trust n.key(). A node leaves the cache dead (removed by Delete,
-// by an eviction or by expiry) and is never used again; nodes are not
-// recycled, and neither are their timers.
+// Identity. A node belongs to one key and one value for its whole life:
+// both are written before the node is published (in the table, with an
+// atomic store) and never change, so a lock-free reader that finds a node
+// by its key can trust n.key() and n.value without further checks. A write
+// over a live entry replaces the node (see setLocked). A node leaves the
+// cache dead (replaced, deleted, evicted, expired or cleared) and is never
+// used again; nodes are not recycled, and neither are their timers.
 //
 // Timer. The wheel links the node into its slots through timer, and hands
 // timer back to the expiry callback, which finds the node at the same
@@ -31,57 +31,52 @@ import (
 // key's hash: no back pointer, no second allocation. The Timer's payload,
 // timer.Value, is the key itself.
 //
-// Value. val points to the current value, and is nil once the node is
-// dead. For a V without pointers the first value is stored inline, in the
-// value field of an inlineNode whose first field is the node, and val
-// points there; every later value (an overwrite), and every value of a V
-// with pointers, is a separate box that an overwrite replaces with one
-// atomic store. A node of a V with pointers is a bare node, with no inline
-// field it would never use (a []byte value would leave 24 bytes of every
-// node empty). A box, once published, is never written again, so a reader
-// that loaded val copies a value that no writer touches: never torn, never
-// another key's. The inline value is never written after publication
-// either; it outlives an overwrite only for V without pointers, where it
-// pins no other memory. Either way a value is reached only through val,
-// so no code but newNodeLocked knows which shape a node has.
+// Stamp. One atomic word holds deadline<<stampShift | reads<<2 | queue:
+// the deadline in nanoseconds since the cache's origin, the reads since
+// the policy last looked (see noteRead), and the queue the node is in, or
+// dead. Writers change it with the shard lock held; readers add to reads
+// and, with sliding expiry, move the deadline, both by compare-and-swap
+// on the word they loaded, so a writer's change always stands.
 //
-// Ownership. The key and value are written once before the node is
-// published and never change. timer's links and deadline belong to the
-// wheel's owner goroutine. prev, next and meta are guarded by the shard
-// lock. val and stamp are written with the shard lock held, atomically,
-// because readers, arm and the expiry callback load them without it. reads
-// is incremented by readers without any lock (see noteRead) and reset by
-// the policy under the lock.
+// Ownership. timer's links and deadline belong to the wheel's owner
+// goroutine; the links of a linkedNode are guarded by the shard lock.
 //
-// Size. A node is the Timer, the links (16 bytes), and stamp, val, reads
-// and meta (24). For uint64 keys and values it is 72 bytes, 80 as an
-// inlineNode with its value, one size class of the allocator (a node of 64
-// and an expiry of 48 took 112). For string keys and []byte values it is
-// 80 bytes plus a 24-byte box, where a node with an unused inline field
-// took 112.
+// Shape. An unbounded shard has no policy: its nodes are bare. A bounded
+// shard's nodes are linkedNodes, with the queue links after the node, and
+// with a Weigher weighedNodes, with the weight after those.
+//
+// Size. For uint64 keys and values a node is 48 bytes (the Timer 32, stamp
+// and value 16), 64 in a bounded shard (links 16), each one size class of
+// the allocator (a node with a value pointer, a separate read counter and
+// queue word, and links in every shard, took 80). For string keys and
+// []byte values it is 72 bytes (the 80 class), 88 in a bounded shard (the
+// 96 class), where a node and a boxed value took 80 + 24.
 type node[K comparable, V any] struct {
 	// timer must stay the first field: nodeOf converts its address.
 	timer timingwheel.Timer[K]
 
-	// prev and next link the node into its queue (see policy.go); both
-	// nil once the node is dead (it never comes back).
-	prev, next *node[K, V]
-
-	// stamp is deadline<<stampShift | dead, where deadline is in
-	// nanoseconds since the cache's origin (see the bit constants).
-	stamp atomic.Int64
-
-	val   atomic.Pointer[V] // the current value; nil once dead
-	reads atomic.Uint32     // reads since the policy last looked, saturating
-	meta  uint32            // weight<<2 | queue
+	stamp atomic.Uint64 // deadline<<stampShift | reads<<2 | queue; see node
+	value V             // never written after publication
 }
 
-// inlineNode is the shape of a node for a V without pointers: the node
-// and, after it, its first value, which the node's val points to (see
-// node). Only newNodeLocked names it; everything else holds the *node.
-type inlineNode[K comparable, V any] struct {
-	node  node[K, V] // first field: a *node is the inlineNode's address
-	value V          // the first value; never written after publication
+// linkedNode is the shape of a node in a bounded shard: the node and,
+// after it, the links of the policy's queue (see policy.go). Only
+// newNodeLocked makes one; everything else holds the *node and reaches
+// the links through links(), which only the policy's code and the
+// bounded paths of the shard's call.
+type linkedNode[K comparable, V any] struct {
+	node[K, V] // first field: a *node is the linkedNode's address
+
+	// prev and next link the node into its queue; both nil once the node
+	// is dead (it never comes back). Shard lock held.
+	prev, next *node[K, V]
+}
+
+// weighedNode is the shape of a node in a shard with a Weigher: a
+// linkedNode and the entry's weight, written before publication.
+type weighedNode[K comparable, V any] struct {
+	linkedNode[K, V]
+	weight int64
 }
 
 // nodeOf returns the node whose timer t is. Every Timer the cache's
@@ -92,46 +87,61 @@ func nodeOf[K comparable, V any](t *timingwheel.Timer[K]) *node[K, V] {
 	return (*node[K, V])(unsafe.Pointer(t))
 }
 
+// links returns the linkedNode that n is the first field of. Only for
+// the nodes of a bounded shard (and its sentinels), which newNodeLocked
+// makes as linkedNodes; the -race build's checkptr catches any other use.
+func (n *node[K, V]) links() *linkedNode[K, V] {
+	return (*linkedNode[K, V])(unsafe.Pointer(n))
+}
+
 // key returns the node's key.
 func (n *node[K, V]) key() K { return n.timer.Value }
 
+// The stamp's fields (see node).
 const (
-	// deadBit is set when the node leaves the cache for good.
-	deadBit    = 2
-	stampShift = 2
+	queueMask = 3             // the queue: window, probation, protected or dead
+	dead      = queueMask     // the queue of a node that left the cache
+	readsOne  = 1 << 2        // one read
+	readsMask = 15 * readsOne // reads, 0 to maxReads
+	stampLow  = 1<<stampShift - 1
+	// stampShift leaves the deadline 58 bits: maxDeadline nanoseconds
+	// (about 9 years) since the cache was made.
+	stampShift  = 6
+	maxDeadline = 1<<(64-stampShift) - 1
 )
 
 func nodeKey[K comparable, V any](n *node[K, V]) K { return n.key() }
 
-func (n *node[K, V]) deadline() int64 { return n.stamp.Load() >> stampShift }
+// deadlineOf returns the deadline in stamp st.
+func deadlineOf(st uint64) int64 { return int64(st >> stampShift) }
+
+func (n *node[K, V]) deadline() int64 { return deadlineOf(n.stamp.Load()) }
 
 // live reports whether n is still in its shard. Shard lock held.
-func (n *node[K, V]) live() bool { return n.prev != nil }
+func (n *node[K, V]) live() bool { return n.stamp.Load()&queueMask != dead }
+
+// setStampLocked replaces the fields of n's stamp in mask with bits,
+// keeping the others, against readers' concurrent compare-and-swaps.
+func (n *node[K, V]) setStampLocked(mask, bits uint64) {
+	for {
+		st := n.stamp.Load()
+		if n.stamp.CompareAndSwap(st, st&^mask|bits) {
+			return
+		}
+	}
+}
 
 // setDeadlineLocked sets the deadline.
-func (n *node[K, V]) setDeadlineLocked(d int64) { n.stamp.Store(d << stampShift) }
-
-// replaceLocked makes box, with deadline d, the live node's value instead
-// of the one with deadline old. The stamp never exceeds the deadline of
-// the value val points to: an earlier deadline is stored before the new
-// value, and a later one after it. A lock-free reader that loads the stamp
-// between two loads of val that agree (see cache.lookup) therefore never
-// pairs a value with a later deadline than its own.
-func (n *node[K, V]) replaceLocked(box *V, old, d int64) {
-	if d < old {
-		n.setDeadlineLocked(d)
-	}
-	n.val.Store(box)
-	n.setDeadlineLocked(d)
+func (n *node[K, V]) setDeadlineLocked(d int64) {
+	n.setStampLocked(^uint64(stampLow), stampOf(d))
 }
 
-// killLocked marks a node that left the cache as dead for good, for arm's
-// lock-free recheck, and drops its value: a dead node that the wheel or a
-// reader still references pins no boxed value.
-func (n *node[K, V]) killLocked() {
-	n.val.Store(nil)
-	n.stamp.Or(deadBit)
-}
+// killLocked marks a node that left the cache as dead for good, for
+// arm's and fire's lock-free checks. Its value stays for readers that
+// found the node before it left (they read it as of then); the node, and
+// what its value references, becomes garbage once the wheel has dropped
+// its timer, which the caller cancels after the unlock.
+func (n *node[K, V]) killLocked() { n.stamp.Or(dead) }
 
 // shard is one lock's worth of the cache: an index from key to node
 // (lock-free for readers), the eviction policy's queues through the nodes
@@ -144,16 +154,15 @@ type shard[K comparable, V any] struct {
 	tab table.Table[K, node[K, V]]
 
 	// Guarded by mu.
-	q       [3]node[K, V]  // sentinels of the window, probation and protected queues; unbounded shards use the window only
-	held    [3]int64       // weight in each queue
-	limit   int64          // the shard's share of Limit or MaxWeight; 0 = unbounded
-	weighed bool           // weights come from a Weigher
-	sk      sketch         // made when a bounded shard is half full
-	inserts int            // new keys since the last climb
-	spares  int            // what makeRoomLocked may still spare
-	inline  bool           // V has no pointers: first values go inline
-	calls   map[K]*call[V] // loads in flight; nil when none since a burst
-	peak    int            // most loads in flight since calls was made
+	q       [3]linkedNode[K, V] // sentinels of the window, probation and protected queues; unused by unbounded shards
+	held    [3]int64            // weight in each queue
+	limit   int64               // the shard's share of Limit or MaxWeight; 0 = unbounded
+	weighed bool                // weights come from a Weigher
+	sk      sketch              // made when a bounded shard is half full
+	inserts int                 // new keys since the last climb
+	spares  int                 // what makeRoomLocked may still spare
+	calls   map[K]*call[V]      // loads in flight; nil when none since a burst
+	peak    int                 // most loads in flight since calls was made
 	closed  bool
 
 	// frac is the cache's window share (climber.frac); set once.
@@ -166,30 +175,34 @@ type shard[K comparable, V any] struct {
 	_ [64]byte // keep the next allocation off this shard's last line
 }
 
-func (s *shard[K, V]) init(limit int64, weighed, inline bool, seed maphash.Seed, frac *atomic.Int64) {
+func (s *shard[K, V]) init(limit int64, weighed bool, seed maphash.Seed, frac *atomic.Int64) {
 	s.tab.InitSeed(nodeKey[K, V], 0, seed)
 	s.resetQueuesLocked()
 	s.limit = limit
 	s.weighed = weighed
-	s.inline = inline
 	s.frac = frac
 }
 
 // resetQueuesLocked empties the queues without visiting their nodes.
 func (s *shard[K, V]) resetQueuesLocked() {
 	for q := range s.q {
-		s.q[q].next, s.q[q].prev = &s.q[q], &s.q[q]
+		s.q[q].next, s.q[q].prev = &s.q[q].node, &s.q[q].node
 		s.held[q] = 0
 	}
 }
 
-// each calls f for every live node, queue by queue, newest first. f must
-// not unlink the node it is given... except that it may, as long as it
-// does not touch others: the next node is read before f runs.
+// each calls f for every live node: in a bounded shard queue by queue,
+// newest first, in an unbounded one in table order. f may kill the node
+// it is given and clear its links, but not change the table or the
+// queues: the next node is read before f runs.
 func (s *shard[K, V]) each(f func(*node[K, V])) {
+	if s.limit == 0 {
+		s.tab.All(func(n *node[K, V]) bool { f(n); return true })
+		return
+	}
 	for q := range s.q {
-		for n := s.q[q].next; n != &s.q[q]; {
-			next := n.next
+		for n := s.q[q].next; n != &s.q[q].node; {
+			next := n.links().next
 			f(n)
 			n = next
 		}
@@ -197,53 +210,38 @@ func (s *shard[K, V]) each(f func(*node[K, V])) {
 }
 
 // newNodeLocked returns an unpublished node for key holding value with
-// the given deadline.
-func (s *shard[K, V]) newNodeLocked(key K, value V, w, deadline int64) *node[K, V] {
+// the given deadline and weight, in the shape the shard needs (see
+// linkedNode and weighedNode), reads counted as given and queue window.
+func (s *shard[K, V]) newNodeLocked(key K, value V, w, deadline int64, reads uint64) *node[K, V] {
 	var n *node[K, V]
-	if s.inline {
-		in := &inlineNode[K, V]{value: value}
-		n = &in.node
-		n.val.Store(&in.value)
-	} else {
-		n = new(node[K, V])
-		box := new(V)
-		*box = value
-		n.val.Store(box)
+	switch {
+	case s.weighed:
+		wn := &weighedNode[K, V]{weight: w}
+		n = &wn.node
+	case s.limit > 0:
+		n = &new(linkedNode[K, V]).node
+	default:
+		n = new(node[K, V]) // no policy, no queue
 	}
-	n.meta = uint32(w) << 2
 	n.timer.Value = key
-	n.setDeadlineLocked(deadline)
+	n.value = value
+	n.stamp.Store(stampOf(deadline) | reads)
 	return n
 }
 
-// hasPointers reports whether values of type t can hold pointers (and so
-// keep other memory alive). It errs towards true.
-func hasPointers(t reflect.Type) bool {
-	switch t.Kind() {
-	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
-		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128:
-		return false
-	case reflect.Array:
-		return t.Len() > 0 && hasPointers(t.Elem())
-	case reflect.Struct:
-		for i := range t.NumField() {
-			if hasPointers(t.Field(i).Type) {
-				return true
-			}
-		}
-		return false
-	}
-	return true
-}
+// stampOf returns the stamp of deadline d, which saturates at maxDeadline
+// (reached only by a cache older than about 6.8 years: see maxTTL).
+func stampOf(d int64) uint64 { return uint64(min(d, maxDeadline)) << stampShift }
 
 // removeLocked takes the live node n (whose key hashes to h) out of the
 // shard, kills it, counts it under reason and returns its value. The
 // caller cancels n's timer after the unlock.
 func (s *shard[K, V]) removeLocked(n *node[K, V], h uint64, reason Reason) V {
 	s.tab.DeleteEntry(n, h)
-	s.unlinkLocked(n)
-	v := *n.val.Load()
+	if s.limit > 0 {
+		s.unlinkLocked(n)
+	}
+	v := n.value
 	n.killLocked()
 	s.count(reason)
 	return v
@@ -282,6 +280,15 @@ type pending[K comparable, V any] struct {
 	climb   bool // a climber sample may be complete
 }
 
+// cancelLater records n's timer to be cancelled after the unlock.
+func (p *pending[K, V]) cancelLater(n *node[K, V]) {
+	if p.cancel == nil {
+		p.cancel = n
+	} else {
+		p.cancels = append(p.cancels, n)
+	}
+}
+
 // setLocked stores value for key (whose hash is h and weight w) with the
 // given deadline (> now), as Set does, and reports what must happen after
 // the unlock. now and deadline are nanoseconds since the cache's origin.
@@ -289,34 +296,8 @@ type pending[K comparable, V any] struct {
 func (s *shard[K, V]) setLocked(key K, h uint64, value V, w, now, deadline int64, p *pending[K, V]) {
 	s.sets++
 	s.staleLoadLocked(key)
-	if n := s.tab.Get(key, h); n != nil {
-		old := n.deadline()
-		p.event = Event[K, V]{Key: key, Value: *n.val.Load(), Reason: Replaced}
-		if old <= now {
-			p.event.Reason = Expired
-		}
-		s.count(p.event.Reason)
-		box := new(V)
-		*box = value
-		n.replaceLocked(box, old, deadline)
-		if s.limit > 0 {
-			// A write is a use; the policy sees it at its next look.
-			n.noteRead()
-			if n.weight() != w {
-				// Weighed again: it makes room as a new entry does (it
-				// cannot be chosen itself) and enters the window.
-				s.unlinkLocked(n)
-				n.meta = uint32(w) << 2
-				s.makeRoomLocked(w, now, p)
-				s.pushFrontLocked(n, window)
-			}
-		}
-		if deadline < old {
-			// Earlier than the timer may be armed for: re-arm it. A later
-			// deadline is left to the expiry callback, which re-arms the
-			// timer for the remainder when it fires early.
-			p.arm, p.armAt = n, deadline
-		}
+	if o := s.tab.Get(key, h); o != nil {
+		s.replaceLocked(o, h, value, w, now, deadline, p)
 		return
 	}
 	if s.limit > 0 {
@@ -328,9 +309,46 @@ func (s *shard[K, V]) setLocked(key K, h uint64, value V, w, now, deadline int64
 			p.climb = true
 		}
 	}
-	n := s.newNodeLocked(key, value, w, deadline)
+	n := s.newNodeLocked(key, value, w, deadline, 0)
 	s.tab.Put(n, h)
-	s.pushFrontLocked(n, window)
+	if s.limit > 0 {
+		s.pushFrontLocked(n, window)
+	}
+	p.arm, p.armAt = n, deadline
+}
+
+// replaceLocked is setLocked for a key whose node o (whose hash is h) is in
+// the shard: a new node takes o's place in the table and in its queue, with
+// o's reads and one more (a write is a use; the policy sees it at its next
+// look), and o dies. A reader that found o before returns o's value, as
+// of before the write; one that looks later finds the new node. The new
+// node's timer is armed, o's cancelled: both after the unlock.
+func (s *shard[K, V]) replaceLocked(o *node[K, V], h uint64, value V, w, now, deadline int64, p *pending[K, V]) {
+	st := o.stamp.Load()
+	p.event = Event[K, V]{Key: o.key(), Value: o.value, Reason: Replaced}
+	if deadlineOf(st) <= now {
+		p.event.Reason = Expired
+	}
+	s.count(p.event.Reason)
+	reads := st & readsMask
+	if s.limit > 0 && reads < readsMask {
+		reads += readsOne
+	}
+	n := s.newNodeLocked(o.key(), value, w, deadline, reads)
+	s.tab.Put(n, h)
+	switch {
+	case s.limit == 0: // no queue
+	case s.weightOf(o) == w:
+		s.spliceLocked(o, n)
+	default:
+		// Weighed again: it makes room as a new entry does (it cannot be
+		// chosen itself) and enters the window.
+		s.unlinkLocked(o)
+		s.makeRoomLocked(w, now, p)
+		s.pushFrontLocked(n, window)
+	}
+	o.killLocked()
+	p.cancelLater(o)
 	p.arm, p.armAt = n, deadline
 }
 
@@ -352,9 +370,14 @@ func (s *shard[K, V]) touchLocked(key K, h uint64, now, deadline int64, p *pendi
 		return false
 	}
 	n.setDeadlineLocked(deadline)
-	n.noteRead() // touched: recently used
+	if s.limit > 0 {
+		n.noteRead() // touched: recently used
+	}
 	if deadline < old {
-		p.arm, p.armAt = n, deadline // see setLocked
+		// Earlier than the timer may be armed for: re-arm it. A later
+		// deadline is left to the expiry callback, which re-arms the
+		// timer for the remainder when it fires early.
+		p.arm, p.armAt = n, deadline
 	}
 	return true
 }
@@ -388,9 +411,12 @@ func (s *shard[K, V]) clearLocked(now int64, report bool, events []Event[K, V], 
 			reason = Expired
 		}
 		if report {
-			events = append(events, Event[K, V]{Key: n.key(), Value: *n.val.Load(), Reason: reason})
+			events = append(events, Event[K, V]{Key: n.key(), Value: n.value, Reason: reason})
 		}
-		n.prev, n.next = nil, nil // every node goes: no neighbour to relink
+		if s.limit > 0 {
+			l := n.links()
+			l.prev, l.next = nil, nil // every node goes: no neighbour to relink
+		}
 		n.killLocked()
 		removed = append(removed, n)
 		s.count(reason)

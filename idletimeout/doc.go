@@ -187,11 +187,13 @@
 // still queued in the kernel when net/http resumes the connection is the
 // same write transfer, and keeps the connection from idleness while the
 // peer takes it. Each limit's deadline is a deadline of the connection's
-// timer, counted from the transfer's first byte: a slowloris under
-// ConnState (its head is owed in full) is reaped at most RateGrace + 2 ×
-// Resolution after its first byte, a trickler on a raw connection on the
-// tick after its first byte past that. A write-rate reap resets a TCP
-// connection, so the bytes queued to the slow reader are dropped.
+// timer, counted from the tick after the transfer's first byte, and
+// RateGrace is counted in ticks: a slowloris under ConnState (its head is
+// owed in full) or a slow reader is reaped on the tick its grace ends, at
+// most RateGrace + Resolution after its first byte plus scheduling delay;
+// a trickler on a raw connection on the tick after its byte that ends
+// the grace. A write-rate reap resets a TCP connection, so the bytes
+// queued to the slow reader are dropped.
 //
 // Measured by BenchmarkSlowAttack and BenchmarkSlowAttackLine in
 // doc/benchmarks.md: slowhttptest on loopback, 300 attack connections for
@@ -239,13 +241,22 @@
 // with MaxAge, pause a connection while a request is handled (Pause after
 // its first byte, Resume after the answer), as ConnState does for HTTP.
 //
-// HTTP/2: ConnState pauses a connection while it has a stream open, so
-// the rates judge only transfers within requests and MaxAge waits for a
-// moment without streams, but the end is a plain close, without the
-// GOAWAY that http.Server sends when it shuts down or an idle HTTP/2
-// connection times out: a request the client sends at that moment fails.
-// To end HTTP/2 connections with a GOAWAY, use http.Server.IdleTimeout
-// and Shutdown.
+// HTTP/2 (TestHTTP2* in http2_test.go): ConnState pauses a connection
+// while any stream is open, however quiet, so the idle timeouts apply
+// only between streams; there the client's PING, WINDOW_UPDATE and
+// SETTINGS frames are measured to their last byte, not owed as a request
+// head. MaxAge waits for a moment without streams and closes on the next
+// tick, after the last response is flushed; MaxAgeGrace ends it during a
+// stream. Every end is a plain close, never a GOAWAY: a request the client
+// sends at that moment fails. The write rate does not judge an HTTP/2
+// slow reader that grants its window in WINDOW_UPDATE frames (each is the
+// peer speaking, which ends a write transfer); http.Server.WriteTimeout,
+// which net/http applies per HTTP/2 stream, resets such a stream. To end
+// idle HTTP/2 connections with a GOAWAY, set http.Server.IdleTimeout
+// below this package's IdleTimeout (net/http sends the GOAWAY and closes
+// a second later, and the Listener closes only what net/http left), and
+// Shutdown for the whole server; net/http has no per-connection GOAWAY
+// for MaxAge.
 //
 // # Costs
 //

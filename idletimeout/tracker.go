@@ -50,6 +50,10 @@ type tracker struct {
 	mask int64
 	head int64 // publications so far; ring[(head-1)&mask] is the current one
 
+	// afterStore, tests only, runs on the owner between a publication's
+	// store and the reading that bounds it: a late owner.
+	afterStore func()
+
 	wg    sync.WaitGroup // event goroutines
 	stats counters
 
@@ -169,6 +173,9 @@ func (t *tracker) publish(nowNs int64) {
 		return
 	}
 	t.now.Store(nowNs)
+	if t.afterStore != nil {
+		t.afterStore()
+	}
 	t.ring[t.head&t.mask] = publication{at: nowNs, stored: t.since()}
 	t.head++
 }
@@ -373,8 +380,8 @@ func (t *tracker) track(inner net.Conn, s *settings) (*Conn, error) {
 	if s.rates() {
 		first = min(first, s.grace/4) // rates are looked at every RateGrace / 4
 	}
-	if first == 0 {
-		first = max(c.ageDue-now, 1) // MaxAge alone
+	if s.maxAge > 0 && (first == 0 || c.ageDue-now < first) {
+		first = max(c.ageDue-now, 1) // MaxAge first (or alone)
 	}
 	if err := t.sched.Schedule(&c.timer, time.Duration(first)); err != nil {
 		c.state.Store(stateClosed)

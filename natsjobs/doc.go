@@ -5,8 +5,9 @@
 // runs each job.
 //
 //	c, err := natsjobs.Open(ctx, natsjobs.Config{
-//		StoreDir: "/var/lib/shop/jobs", // embedded server, data kept here
-//		Queues:   []string{"orders"},
+//		// nats-server in this process (package natsjobs/embedded), data kept here
+//		Server: embedded.Server{StoreDir: "/var/lib/shop/jobs"},
+//		Queues: []string{"orders"},
 //	})
 //	...
 //	defer c.Close()
@@ -25,13 +26,18 @@
 //
 // # Two ways to deploy
 //
-// Embedded (the default, Config.StoreDir): nats-server runs inside the
-// process and stores the jobs in StoreDir; no port is opened unless
-// Config.Listen asks for one, so that other processes (more workers) can
-// connect with Config.URL. One binary, nothing to install. A port beyond
-// loopback requires credentials (Config.Token, User and Password, or
-// NKeySeed), which every client, this process's included, then presents;
-// Config.TLS adds TLS to it.
+// Embedded (the default, Config.Server: embedded.Server{StoreDir: dir}):
+// nats-server runs inside the process and stores the jobs in StoreDir; no
+// port is opened unless embedded.Server.Listen asks for one, so that other
+// processes (more workers) can connect with Config.URL. One binary,
+// nothing to install. A port beyond loopback requires credentials
+// (embedded.Server's Token, User and Password, or NKeySeed), which every
+// client, this process's included, then presents; embedded.Server.TLS
+// adds TLS to it. The server lives in package natsjobs/embedded, and
+// this package does not import it, so that a worker process that
+// connects by URL links no nats-server (under half the binary's size);
+// it is a Config field rather than a side effect of a blank import, so
+// that a program that needs it and forgot it does not compile.
 //
 // External (Config.URL): connect to a NATS server or cluster, 2.14 or
 // newer, with JetStream enabled. Config.Replicas = 3 keeps every queue

@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/ttlkit/ttlkit/jobs"
+	"github.com/ttlkit/ttlkit/natsjobs/embedded"
 )
 
 // Cancel is final: once Cancel returned true, or an enqueue that replaces
@@ -337,7 +338,7 @@ func TestCancelFinalProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("child processes")
 	}
-	c := open(t, Config{Listen: "127.0.0.1:0", AckWait: 2 * time.Second})
+	c := open(t, Config{Server: embedded.Server{Listen: "127.0.0.1:0"}, AckWait: 2 * time.Second})
 	ctx := context.Background()
 	events := make(chan childEvent, 1024)
 	var kids []*child
@@ -471,7 +472,7 @@ func TestCancelFinalProcessesRetryCron(t *testing.T) {
 	if testing.Short() {
 		t.Skip("child processes")
 	}
-	c := open(t, Config{Listen: "127.0.0.1:0", AckWait: 2 * time.Second})
+	c := open(t, Config{Server: embedded.Server{Listen: "127.0.0.1:0"}, AckWait: 2 * time.Second})
 	ctx := context.Background()
 	events := make(chan childEvent, 1024)
 	for i := range 2 {

@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/ttlkit/ttlkit/jobs"
+	"github.com/ttlkit/ttlkit/timingwheel"
 )
 
 // run runs one delivery and reports its outcome to the server.
@@ -24,17 +25,17 @@ func (w *worker) run(d *delivery) {
 		m.Term() // not a JetStream delivery: cannot happen on this consumer
 		return
 	}
-	hdr := m.Headers()
+	hdr := m.Header
 	prior, _ := strconv.Atoi(hdr.Get(hdrAttempts))
 	r := Run{
 		Run: jobs.Run{
-			ID:        idOf(m.Subject(), readySubject(w.queue, "")),
+			ID:        idOf(m.Subject, readySubject(w.queue, "")),
 			Attempt:   prior + int(meta.NumDelivered),
 			Scheduled: d.due,
 			Started:   time.Now(),
 		},
 		Queue:   w.queue,
-		Payload: m.Data(),
+		Payload: m.Data,
 		Header:  userHeader(hdr),
 		timeout: jobTimeout(hdr),
 		gen:     hdr.Get(hdrGen),
@@ -92,7 +93,7 @@ func (w *worker) run(d *delivery) {
 		// Delivered again after its last attempt without an outcome:
 		// its worker died meanwhile (or, in an outage, gave it back by a nak).
 		ev.Outcome, ev.Err = jobs.Failed, fmt.Errorf("natsjobs: delivered %d times without an outcome", meta.NumDelivered)
-		if w.bury(ctx, r.job(), seq, r.Attempt-1, ev.Err) == nil && m.DoubleAck(ctx) == nil {
+		if w.bury(ctx, r.job(), seq, r.Attempt-1, ev.Err) == nil && m.AckSync(nats.Context(ctx)) == nil {
 			hook(w.opts.Hooks.OnFinish, ev)
 		}
 		return
@@ -102,6 +103,7 @@ func (w *worker) run(d *delivery) {
 
 	hook(w.opts.Hooks.OnStart, ev)
 	stopped, err := w.call(d, r)
+	w.free(d) // the next delivery comes while this outcome is stored
 	ev.Err = err
 	ev.Duration = time.Since(r.Started)
 	settled, ok := w.settle(d)
@@ -122,7 +124,7 @@ func (w *worker) run(d *delivery) {
 		if meta.NumDelivered > 1 || time.Since(d.received) > w.c.cfg.AckWait/2 {
 			confirmed = w.succeedOnce(ctx, m, seq)
 		} else {
-			confirmed = m.DoubleAck(ctx)
+			confirmed = m.AckSync(nats.Context(ctx))
 		}
 	case !retryable(&w.opts.Retry, ev.Err) || r.Attempt >= w.opts.Retry.Attempts:
 		ev.Outcome = jobs.Failed
@@ -131,7 +133,7 @@ func (w *worker) run(d *delivery) {
 		} else if gone {
 			ev.Outcome = jobs.Canceled
 		} else if confirmed = w.bury(ctx, r.job(), seq, r.Attempt, ev.Err); confirmed == nil {
-			confirmed = m.DoubleAck(ctx)
+			confirmed = m.AckSync(nats.Context(ctx))
 		}
 	default:
 		ev.Outcome = jobs.Retrying
@@ -160,12 +162,12 @@ func (w *worker) run(d *delivery) {
 // on that answer. (A delivery acked within AckWait/2 of its receipt, and
 // not a redelivery, was held by no one else: it keeps the single round
 // trip of a double acknowledgement.)
-func (w *worker) succeedOnce(ctx context.Context, m jetstream.Msg, seq uint64) error {
+func (w *worker) succeedOnce(ctx context.Context, m *nats.Msg, seq uint64) error {
 	err := w.c.deleteMsg(ctx, w.queue, seq)
 	if err != nil && !errors.Is(err, errTaken) {
 		return err // no acknowledgement: redelivered if it is still stored
 	}
-	m.DoubleAck(ctx)
+	m.AckSync(nats.Context(ctx))
 	return err
 }
 
@@ -193,7 +195,7 @@ func (w *worker) call(d *delivery, r Run) (stopped bool, err error) {
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			err = &jobs.PanicError{Value: p, Stack: debug.Stack()}
+			err = &timingwheel.PanicError{Value: p, Stack: debug.Stack()}
 		}
 		stopped = context.Cause(ctx) == ErrShutdown
 	}()
@@ -258,13 +260,13 @@ func (w *worker) giveBack(ds ...*delivery) {
 // the job's headers and this package's, with the server's (Nats-...)
 // left out, since those of a schedule would withdraw the job's next
 // one. It returns m's stream sequence too.
-func (w *worker) freshCopy(m jetstream.Msg) (*nats.Msg, uint64, bool) {
+func (w *worker) freshCopy(m *nats.Msg) (*nats.Msg, uint64, bool) {
 	meta, err := m.Metadata()
 	if err != nil {
 		return nil, 0, false
 	}
-	h := m.Headers()
-	msg := &nats.Msg{Subject: m.Subject(), Data: m.Data(), Header: make(nats.Header, len(h))}
+	h := m.Header
+	msg := &nats.Msg{Subject: m.Subject, Data: m.Data, Header: make(nats.Header, len(h))}
 	for k, v := range h {
 		if !strings.HasPrefix(k, "Nats-") {
 			msg.Header[k] = v
@@ -290,9 +292,9 @@ func (w *worker) freshCopy(m jetstream.Msg) (*nats.Msg, uint64, bool) {
 // schedule is stored only if the delivery is still the job's ready
 // message: gone reports a job cancelled or replaced while it ran, which
 // is not retried.
-func (w *worker) retry(ctx context.Context, r Run, m jetstream.Msg, seq uint64, cause error) (gone bool, err error) {
+func (w *worker) retry(ctx context.Context, r Run, m *nats.Msg, seq uint64, cause error) (gone bool, err error) {
 	delay := backoff(&w.opts.Retry, r.Attempt)
-	if delay <= scheduleLead || m.Headers().Get(hdrCron) != "" {
+	if delay <= scheduleLead || m.Header.Get(hdrCron) != "" {
 		// A nak of a withdrawn message is a no-op: no retry either.
 		return false, m.NakWithDelay(min(delay, w.c.cfg.AckWait))
 	}
@@ -310,7 +312,7 @@ func (w *worker) retry(ctx context.Context, r Run, m jetstream.Msg, seq uint64, 
 		m.NakWithDelay(delay)
 		return false, w.c.apiErr("retry "+r.ID, err)
 	}
-	return false, m.DoubleAck(ctx)
+	return false, m.AckSync(nats.Context(ctx))
 }
 
 // withdrawn reports whether the delivery's message left the work stream
@@ -320,8 +322,8 @@ func (w *worker) withdrawn(ctx context.Context, r Run, seq uint64) (bool, error)
 	return !ok && err == nil, err
 }
 
-// Test hooks, called with the job's ID by run: testHookRun when it takes a
-// delivery from the runners' channel, testHookWithdrawn when a
+// Test hooks, called with the job's ID by run: testHookRun when a runner
+// takes a delivery, testHookWithdrawn when a
 // delivery does not start because its message was withdrawn.
 var testHookRun, testHookWithdrawn func(id string)
 

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ttlkit/ttlkit/natsjobs"
+	"github.com/ttlkit/ttlkit/natsjobs/embedded"
 )
 
 // An env is one system connected to a fresh server of its own.
@@ -55,7 +56,7 @@ func mustRiver(tb testing.TB, dsn string) system {
 
 func openNATSEmbedded(tb testing.TB) *env {
 	dir := tb.TempDir()
-	cfg := natsjobs.Config{StoreDir: dir}
+	cfg := natsjobs.Config{Server: embedded.Server{StoreDir: dir}}
 	e := &env{sys: mustNATS(tb, cfg)}
 	e.restart = func(tb testing.TB, kill bool) {
 		// In process the server cannot be killed apart from its client:

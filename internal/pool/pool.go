@@ -1,9 +1,10 @@
 // Package pool is the module's one worker pool: it runs queued items on
 // at most a fixed number of goroutines, recovers panics, replaces a
 // goroutine ended by runtime.Goexit, bounds its queue if asked, and shuts
-// down by dropping what is queued (Close) or running it first (Drain). timingwheel runs fired
-// callbacks on it, jobs runs attempts on it, and idletimeout closes reaped
-// connections on it.
+// down by dropping what is queued (Close) or running it first (Drain).
+// timingwheel runs fired callbacks on it, jobs runs attempts on it,
+// idletimeout closes reaped connections on it, and the cache delivers
+// Expired events to OnEvict on it.
 //
 // # Concepts
 //
@@ -29,8 +30,8 @@ import (
 
 // ErrGoexit is the recovered value reported for code that called
 // runtime.Goexit (as t.FailNow and t.SkipNow do in a test) instead of
-// returning. It is the module's one such value: timingwheel.ErrGoexit and
-// cache.ErrGoexit are this error.
+// returning. It is the module's one such value: timingwheel.ErrGoexit is
+// this error.
 var ErrGoexit = errors.New("ttlkit: user code called runtime.Goexit")
 
 // Config describes a Pool. Workers must be positive.

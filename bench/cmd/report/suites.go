@@ -405,13 +405,15 @@ var suites = []suite{
 			"(10s). `ttlkit` is idletimeout's recommended raw TCP config (IdleTimeout and FirstByteTimeout 5s, " +
 			"MinReadRate 240 B/s, RateGrace 5s; 2s with -short), `deadline` the classic idle timeout of a Go " +
 			"server, a 5s read deadline before every Read. `closed`: tricklers closed by the server; `closed99-s`: " +
-			"seconds until 99% were (the test length if never); `honest-cut`: honest clients that saw an error.",
+			"seconds from each trickler's first byte until 99% saw the close (the test length if never); " +
+			"`srv-reap99-s`: server-side, from the first byte read until 99% of those idletimeout reaped were " +
+			"closed; `honest-cut`: honest clients that saw an error.",
 		Bench:          `^BenchmarkSlowAttackLine$`,
 		Benchtime:      "1x",
 		QuickBenchtime: "1x",
 		OneShot:        true,
 		Ratio:          []string{"closed99-s"},
-		Columns:        []string{"conns", "closed", "closed99-s", "honest", "honest-cut"},
+		Columns:        []string{"conns", "closed", "closed99-s", "srv-reap99-s", "honest", "honest-cut"},
 	},
 	{
 		ID:    "jobsoneshot",
