@@ -628,6 +628,13 @@ func TestCancelFinalCopyFiredDuringCancel(t *testing.T) {
 			if err := tc.withdraw(c, j); err != nil {
 				t.Fatal(err)
 			}
+			if tc.name == "replaced by Enqueue" {
+				// The new copy runs first (the stale one would replace
+				// it on r.a, and its drop be mistaken for the stale's).
+				for _, r := range runsUntil(t, runs, "a new") {
+					t.Errorf("ran %q before the new copy", r)
+				}
+			}
 			fired := &nats.Msg{Subject: readySubject("q", "a"), Data: sched.Data, Header: nats.Header{}}
 			for k, v := range sched.Header {
 				// The server strips its own headers (schedule, expected
