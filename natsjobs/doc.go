@@ -67,8 +67,9 @@
 //     generation of the schedule it withdraws. A run the server
 //     confirmed before the Cancel keeps running, and no cron activation
 //     re-arms the job after Cancel.
-//   - One of N: each delivery goes to exactly one worker of the queue. A
-//     job runs twice only if a worker died (or lost the server) while
+//   - One of N: each delivery goes to exactly one worker of the queue,
+//     which asks for one only when a handler is free, so a busy worker
+//     holds no job another could run. A job runs twice only if a worker died (or lost the server) while
 //     running it, before its success was stored: handlers should be
 //     idempotent. A success the server confirmed is never run again, and
 //     a job is confirmed (OnFinish: Succeeded) once even when it ran twice.
