@@ -23,8 +23,10 @@ import (
 // classic idle timeout of a Go server, a 5s read deadline set before every
 // Read of the connection. Figures: conns
 // (tricklers), closed (tricklers the server closed before the end),
-// closed99-s (seconds until 99% of them were closed, or the test length),
-// honest and honest-cut. No external tool: it always runs.
+// closed99-s (seconds from each trickler's first byte until 99% of them
+// saw the close, or the test length), srv-reap99-s (ttlkit, server-side:
+// from the first byte read until 99% of the reaped were closed), honest
+// and honest-cut. No external tool: it always runs.
 func BenchmarkSlowAttackLine(b *testing.B) {
 	sz := attackSizes()
 	if testing.Short() {
@@ -39,6 +41,7 @@ func BenchmarkSlowAttackLine(b *testing.B) {
 			}
 			var ln net.Listener = inner
 			var readDeadline time.Duration
+			var rc *reapClock
 			if impl == "ttlkit" {
 				cfg := attackConfig()
 				cfg.MinWriteRate = 0
@@ -46,7 +49,8 @@ func BenchmarkSlowAttackLine(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				ln = l
+				rc = newReapClock()
+				ln = rc.listener(l)
 			} else {
 				readDeadline = 5 * time.Second
 			}
@@ -55,7 +59,6 @@ func BenchmarkSlowAttackLine(b *testing.B) {
 			ctx, cancel := context.WithTimeout(context.Background(), sz.length)
 			defer cancel()
 			addr := inner.Addr().String()
-			start := time.Now()
 			var cut atomic.Int64
 			var wg sync.WaitGroup
 			for range sz.honest {
@@ -67,7 +70,7 @@ func BenchmarkSlowAttackLine(b *testing.B) {
 			}
 			closedAt := make([]time.Duration, sz.conns)
 			for i := range sz.conns {
-				wg.Go(func() { closedAt[i] = trickle(ctx, addr, start) })
+				wg.Go(func() { closedAt[i] = trickle(ctx, addr) })
 			}
 			wg.Wait()
 			var closed []time.Duration
@@ -85,6 +88,10 @@ func BenchmarkSlowAttackLine(b *testing.B) {
 			b.ReportMetric(float64(sz.conns), "conns")
 			b.ReportMetric(float64(len(closed)), "closed")
 			b.ReportMetric(c99, "closed99-s")
+			if rc != nil {
+				p99, _ := rc.p99(0)
+				b.ReportMetric(p99, "srv-reap99-s")
+			}
 			b.ReportMetric(float64(sz.honest), "honest")
 			b.ReportMetric(float64(cut.Load()), "honest-cut")
 		})
@@ -156,13 +163,15 @@ func honestLines(ctx context.Context, addr string) bool {
 }
 
 // trickle sends one byte a second, never a newline, until the server
-// closes the connection (it returns when, after start) or ctx ends (0).
-func trickle(ctx context.Context, addr string, start time.Time) time.Duration {
+// closes the connection (it returns when, after its first byte) or ctx
+// ends (0).
+func trickle(ctx context.Context, addr string) time.Duration {
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		return 0
 	}
 	defer c.Close()
+	start := time.Now()
 	eof := make(chan time.Duration, 1)
 	go func() {
 		var b [1]byte

@@ -3,6 +3,8 @@ package cache
 import (
 	"context"
 	"errors"
+
+	"github.com/ttlkit/ttlkit/timingwheel"
 )
 
 // LoadAll returns the values of keys: the live ones from the cache, the
@@ -18,7 +20,7 @@ import (
 // the error of each key that failed (a loader error, ctx.Err() for a key
 // whose wait ctx ended, ErrClosed after Close), and the map still holds
 // the others. Duplicate keys count once. A panic in the loader reaches
-// the waiters of its keys as a *PanicError, and LoadAll re-panics with it.
+// the waiters of its keys as a *timingwheel.PanicError, and LoadAll re-panics with it.
 // Without a loader LoadAll returns ErrNoLoader.
 //
 // Each key counts in Stats as a lookup, as Load does; a BulkLoader call
@@ -113,7 +115,7 @@ func (c *cache[K, V]) loadMany(ctx context.Context, mine []bulkKey[K, V]) {
 	if c.bulk == nil {
 		// One Loader call per key, each timed; a panic is re-raised once
 		// every key is complete.
-		var perr *PanicError
+		var perr *timingwheel.PanicError
 		for next < len(mine) {
 			k := mine[next]
 			begin := c.now()
@@ -122,7 +124,7 @@ func (c *cache[K, V]) loadMany(ctx context.Context, mine []bulkKey[K, V]) {
 			guard(&k.key, false, func() { l, err = c.loader(ctx, k.key) }, func(failure error) {
 				if failure != nil {
 					l, err = Loaded[V]{}, failure
-					if p, ok := failure.(*PanicError); ok && perr == nil {
+					if p, ok := failure.(*timingwheel.PanicError); ok && perr == nil {
 						perr = p
 					}
 				} else if err == nil && l.Err != nil {

@@ -68,7 +68,7 @@ type cache[K comparable, V any] struct {
 	sched   *timingwheel.Scheduler[K] // its Timers are nodes' (see nodeOf)
 	notify  *notifier[K, V]           // nil without OnEvict
 	onEvict func(Event[K, V])
-	onPanic func(Panic[K, V])
+	onPanic func(Event[K, V], *timingwheel.PanicError)
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -521,10 +521,10 @@ func (c *cache[K, V]) fire(t *timingwheel.Timer[K], now time.Time) time.Duration
 	return 0
 }
 
-func (c *cache[K, V]) reportPanic(p timingwheel.Panic) {
+func (c *cache[K, V]) reportPanic(p *timingwheel.PanicError) {
 	// fire calls no user code, so this is a bug in this package or in the
 	// wheel; the wheel has already recovered and kept every other timer.
-	slog.Error("cache: expiry callback panicked", "cache", c.name, "panic", p.Recovered, "stack", string(p.Stack))
+	slog.Error("cache: expiry callback panicked", "cache", c.name, "panic", p.Value, "stack", string(p.Stack))
 }
 
 // Len returns the number of entries held. It may count entries whose
@@ -560,7 +560,7 @@ func (c *Cache[K, V]) Stats() Stats {
 		st.Replaced += s.replaced
 		s.mu.Unlock()
 	}
-	st.LoadTime = Durations(lt)
+	st.LoadTime = timingwheel.Durations(lt)
 	c.c.lc.addTo(&st)
 	return st
 }

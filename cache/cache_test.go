@@ -14,6 +14,8 @@ import (
 	"testing/synctest"
 	"time"
 	"weak"
+
+	"github.com/ttlkit/ttlkit/timingwheel"
 )
 
 // newCache returns a cache that the test closes when it ends.
@@ -612,7 +614,7 @@ func TestStatsCountHitsMissesLoads(t *testing.T) {
 		c.Take("c", func() (int, error) { return 3, nil })
 		c.Take("d", func() (int, error) { return 0, errors.New("boom") })
 		st := c.Stats()
-		want := Stats{Hits: 2, Misses: 3, Sets: 2, Loads: 2, LoadErrors: 1, LoadTime: Durations{Count: 2, Buckets: [7]uint64{2}}}
+		want := Stats{Hits: 2, Misses: 3, Sets: 2, Loads: 2, LoadErrors: 1, LoadTime: timingwheel.Durations{Count: 2, Buckets: [7]uint64{2}}}
 		if st != want {
 			t.Errorf("Stats() = %+v, want %+v", st, want)
 		}

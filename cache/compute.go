@@ -50,7 +50,7 @@ func (a Action) String() string {
 // a miss. fn must not call Compute, Take, Load or LoadAll for the same
 // key (it would wait for itself). If fn panics or exits its goroutine,
 // nothing changes, the key is released, and the panic goes on as a
-// *PanicError. An Action
+// *timingwheel.PanicError. An Action
 // other than Keep, Store and Remove panics after releasing the key. After
 // Close, and for a key not equal to itself (see Cache), fn is not called
 // and Compute returns the zero V and false.

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/ttlkit/ttlkit/timingwheel"
 )
 
 // TestComputeActions: one named case per Action and starting state.
@@ -81,14 +83,14 @@ func TestComputeOvertakenBySet(t *testing.T) {
 }
 
 // TestComputePanicReleasesKey: a panic in fn changes nothing, goes on as
-// a *PanicError, and the key is free again.
+// a *timingwheel.PanicError, and the key is free again.
 func TestComputePanicReleasesKey(t *testing.T) {
 	c := newCache(t, Options[string, int]{TTL: time.Minute})
 	c.Set("k", 1)
 	func() {
 		defer func() {
-			if p, ok := recover().(*PanicError); !ok || p.Value != "boom" {
-				t.Errorf("recovered %v, want *PanicError(boom)", p)
+			if p, ok := recover().(*timingwheel.PanicError); !ok || p.Value != "boom" {
+				t.Errorf("recovered %v, want *timingwheel.PanicError(boom)", p)
 			}
 		}()
 		c.Compute("k", func(int, bool) (int, Action) { panic("boom") })

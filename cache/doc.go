@@ -111,8 +111,9 @@
 //     again, so writes of it are dropped and Take loads it without storing
 //     (see Cache); it never breaks a shard nor counts towards Limit.
 //   - Callbacks cannot break the cache. A panic in OnEvict is recovered and
-//     reported to Options.OnPanic; a runtime.Goexit in it does not stop
-//     the delivery of later events.
+//     reported to Options.OnPanic, with the event, as a
+//     *timingwheel.PanicError; a runtime.Goexit in it is reported too and
+//     does not stop the delivery of later events.
 //   - Callbacks without locks. OnEvict never runs under a cache lock nor on
 //     the expiry engine's goroutine; see Options.OnEvict for which goroutine
 //     runs it.
@@ -145,7 +146,7 @@
 // Load, LoadAll, Take and background reloads share one load per key at a
 // time: a caller that finds no live value either starts the key's load
 // or waits for the one in flight. Errors are returned to every waiter and
-// never cached; a panic reaches every waiter as a *PanicError and the
+// never cached; a panic reaches every waiter as a *timingwheel.PanicError and the
 // loading goroutine re-panics (a background reload reports it to
 // OnRefreshError instead); a Set or Delete of the key during the load wins
 // over the loaded value, which is returned but not stored. Each waiter

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ttlkit/ttlkit/cache"
+	"github.com/ttlkit/ttlkit/timingwheel"
 )
 
 func Example() {
@@ -128,8 +129,8 @@ func ExampleOptions_onPanic() {
 		OnEvict: func(e cache.Event[string, int]) {
 			panic("cleanup failed for " + e.Key)
 		},
-		OnPanic: func(p cache.Panic[string, int]) {
-			fmt.Println("recovered:", p.Recovered, "on", p.Event.Reason)
+		OnPanic: func(e cache.Event[string, int], p *timingwheel.PanicError) {
+			fmt.Println("recovered:", p.Value, "on", e.Reason)
 		},
 	})
 	if err != nil {

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/ttlkit/ttlkit/timingwheel"
 )
 
 var (
@@ -81,7 +83,7 @@ type loadFunc[V any] func(ctx context.Context) (Loaded[V], error)
 // A key the loader reported as not found yields ErrNotFound, and so does
 // every Load of it for NotFoundTTL after, without a load. A loader error
 // is returned to every waiter and not kept. A panic in the loader reaches
-// the waiters as a *PanicError, and the goroutine that ran it re-panics
+// the waiters as a *timingwheel.PanicError, and the goroutine that ran it re-panics
 // with it. A Set or Delete of key during the load wins over the loaded
 // result, which is returned but not stored. Without a loader Load returns
 // ErrNoLoader; after Close, ErrClosed. A hit costs what Get does.
@@ -220,7 +222,7 @@ func (cl *call[V]) result() (V, error) {
 
 // loadOne runs fn for the waiters of cl, keeps the result, and releases
 // the waiters whether fn returns, panics or exits its goroutine. A panic
-// is re-raised, as a *PanicError, once the waiters have it.
+// is re-raised, as a *timingwheel.PanicError, once the waiters have it.
 func (c *cache[K, V]) loadOne(ctx context.Context, s *shard[K, V], key K, h uint64, cl *call[V], fn loadFunc[V]) (V, error) {
 	begin := c.now() // for Stats.LoadTime
 	var l Loaded[V]
@@ -236,14 +238,14 @@ func (c *cache[K, V]) loadOne(ctx context.Context, s *shard[K, V], key K, h uint
 	return cl.result()
 }
 
-// guard calls f, then done with nil; if f panics, done gets a *PanicError
-// for key (keyed by nil when key is nil, for a bulk load), and guard
-// re-panics with it when repanic is set; if f exits its goroutine
-// (runtime.Goexit), done gets a *PanicError of ErrGoexit and the exit goes
-// on. key is boxed only then, so a load allocates nothing for it.
+// guard calls f, then done with nil; if f panics, done gets a
+// *timingwheel.PanicError for key (keyed by nil when key is nil, for a bulk
+// load), and guard re-panics with it when repanic is set; if f exits its
+// goroutine (runtime.Goexit), done gets one of timingwheel.ErrGoexit and
+// the exit goes on. key is boxed only then, so a load allocates nothing for it.
 func guard[K any](key *K, repanic bool, f func(), done func(failure error)) {
 	returned := false
-	var perr *PanicError
+	var perr *timingwheel.PanicError
 	defer func() {
 		switch {
 		case perr != nil:
@@ -261,7 +263,7 @@ func guard[K any](key *K, repanic bool, f func(), done func(failure error)) {
 		defer func() {
 			if !returned {
 				if r := recover(); r != nil {
-					perr = &PanicError{Value: r, Stack: debug.Stack()}
+					perr = &timingwheel.PanicError{Value: r, Stack: debug.Stack()}
 					if key != nil {
 						perr.Key = *key
 					}
@@ -276,9 +278,9 @@ func guard[K any](key *K, repanic bool, f func(), done func(failure error)) {
 // goexitError is what the waiters of a load of key (nil: of a bulk load)
 // receive when the loader called runtime.Goexit, as t.FailNow does,
 // instead of returning: the module's one panic report, with the Value
-// ErrGoexit and the stack of the exiting goroutine.
-func goexitError[K any](key *K) *PanicError {
-	e := &PanicError{Value: ErrGoexit, Stack: debug.Stack()}
+// timingwheel.ErrGoexit and the stack of the exiting goroutine.
+func goexitError[K any](key *K) *timingwheel.PanicError {
+	e := &timingwheel.PanicError{Value: timingwheel.ErrGoexit, Stack: debug.Stack()}
 	if key != nil {
 		e.Key = *key
 	}

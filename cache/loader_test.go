@@ -12,6 +12,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/ttlkit/ttlkit/timingwheel"
 )
 
 // countingLoader returns a Loader that answers "v-KEY", counting its
@@ -143,7 +145,7 @@ func TestLoadTTLFromValue(t *testing.T) {
 }
 
 // TestLoadPanicReachesWaiters: a panicking loader reaches every waiter as
-// a *PanicError, the loading caller re-panics, and the key is released.
+// a *timingwheel.PanicError, the loading caller re-panics, and the key is released.
 func TestLoadPanicReachesWaiters(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		release := make(chan struct{})
@@ -168,12 +170,12 @@ func TestLoadPanicReachesWaiters(t *testing.T) {
 		synctest.Wait()
 		close(release)
 		wg.Wait()
-		var pe *PanicError
-		if p, ok := recovered.(*PanicError); !ok || p.Value != "boom" {
-			t.Errorf("loading caller recovered %v, want *PanicError(boom)", recovered)
+		var pe *timingwheel.PanicError
+		if p, ok := recovered.(*timingwheel.PanicError); !ok || p.Value != "boom" {
+			t.Errorf("loading caller recovered %v, want *timingwheel.PanicError(boom)", recovered)
 		}
 		if !errors.As(waitErr, &pe) || pe.Value != "boom" {
-			t.Errorf("waiter got %v, want *PanicError(boom)", waitErr)
+			t.Errorf("waiter got %v, want *timingwheel.PanicError(boom)", waitErr)
 		}
 		if v, err := c.Load(context.Background(), "k"); v != "ok" || err != nil {
 			t.Errorf("Load after the panic = %q, %v; want ok, nil (key released)", v, err)
@@ -200,8 +202,8 @@ func TestLoadGoexitReleasesWaiters(t *testing.T) {
 		synctest.Wait()
 		close(release)
 		wg.Wait()
-		if !errors.Is(err, ErrGoexit) {
-			t.Errorf("waiter got %v, want ErrGoexit", err)
+		if !errors.Is(err, timingwheel.ErrGoexit) {
+			t.Errorf("waiter got %v, want timingwheel.ErrGoexit", err)
 		}
 	})
 }
@@ -384,7 +386,7 @@ func TestLoadAllOverlapLoadsEachKeyOnce(t *testing.T) {
 }
 
 // TestLoadAllPanicReachesWaiters: a panicking BulkLoader fails each of its
-// keys with a *PanicError for their waiters, and LoadAll re-panics.
+// keys with a *timingwheel.PanicError for their waiters, and LoadAll re-panics.
 func TestLoadAllPanicReachesWaiters(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		release := make(chan struct{})
@@ -405,12 +407,12 @@ func TestLoadAllPanicReachesWaiters(t *testing.T) {
 		synctest.Wait()
 		close(release)
 		wg.Wait()
-		var pe *PanicError
-		if _, ok := recovered.(*PanicError); !ok {
-			t.Errorf("LoadAll recovered %v, want a *PanicError", recovered)
+		var pe *timingwheel.PanicError
+		if _, ok := recovered.(*timingwheel.PanicError); !ok {
+			t.Errorf("LoadAll recovered %v, want a *timingwheel.PanicError", recovered)
 		}
 		if !errors.As(err, &pe) {
-			t.Errorf("waiter got %v, want *PanicError", err)
+			t.Errorf("waiter got %v, want *timingwheel.PanicError", err)
 		}
 	})
 }

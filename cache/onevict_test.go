@@ -2,10 +2,13 @@ package cache
 
 import (
 	"runtime"
+	"slices"
 	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/ttlkit/ttlkit/timingwheel"
 )
 
 // TestOnEvictGoexitKeepsDelivering: an OnEvict that exits its goroutine
@@ -17,10 +20,10 @@ func TestOnEvictGoexitKeepsDelivering(t *testing.T) {
 		var mu sync.Mutex
 		var got, exits []int
 		c := newCache(t, Options[int, int]{TTL: time.Second, Resolution: 100 * time.Millisecond,
-			OnPanic: func(p Panic[int, int]) {
+			OnPanic: func(e Event[int, int], p *timingwheel.PanicError) {
 				mu.Lock()
-				if p.Recovered == ErrGoexit {
-					exits = append(exits, p.Event.Key)
+				if p.Value == timingwheel.ErrGoexit {
+					exits = append(exits, e.Key)
 				}
 				mu.Unlock()
 			},
@@ -75,7 +78,11 @@ func slicesEqual(a, b []int) bool {
 func TestOnEvictPanicIsReported(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var mu sync.Mutex
-		var panics []Panic[string, int]
+		type report struct {
+			e Event[string, int]
+			p *timingwheel.PanicError
+		}
+		var panics []report
 		var seen []Event[string, int]
 		c := newCache(t, Options[string, int]{TTL: time.Second, Limit: 2,
 			OnEvict: func(e Event[string, int]) {
@@ -84,9 +91,9 @@ func TestOnEvictPanicIsReported(t *testing.T) {
 				mu.Unlock()
 				panic("boom " + e.Reason.String())
 			},
-			OnPanic: func(p Panic[string, int]) {
+			OnPanic: func(e Event[string, int], p *timingwheel.PanicError) {
 				mu.Lock()
-				panics = append(panics, p)
+				panics = append(panics, report{e, p})
 				mu.Unlock()
 			}})
 		c.Set("a", 1)
@@ -105,12 +112,12 @@ func TestOnEvictPanicIsReported(t *testing.T) {
 		if len(panics) != len(seen) || len(seen) != 6 {
 			t.Fatalf("%d events, %d panics reported, want 6 and 6: %v", len(seen), len(panics), seen)
 		}
-		for i, p := range panics {
-			if p.Event != seen[i] && p.Event.Reason != Expired {
-				t.Errorf("panic %d reports event %+v, want %+v", i, p.Event, seen[i])
+		for i, r := range panics {
+			if r.e != seen[i] && r.e.Reason != Expired {
+				t.Errorf("panic %d reports event %+v, want %+v", i, r.e, seen[i])
 			}
-			if want := "boom " + p.Event.Reason.String(); p.Recovered != want || len(p.Stack) == 0 {
-				t.Errorf("panic %d: Recovered %v, stack %d bytes; want %q and a stack", i, p.Recovered, len(p.Stack), want)
+			if want := "boom " + r.e.Reason.String(); r.p.Value != want || r.p.Key != r.e.Key || len(r.p.Stack) == 0 {
+				t.Errorf("panic %d: Key %v, Value %v, stack %d bytes; want key %v, %q and a stack", i, r.p.Key, r.p.Value, len(r.p.Stack), r.e.Key, want)
 			}
 		}
 		if st := c.Stats(); st.Replaced != 1 || st.Deleted != 1 || st.Expired < 1 || st.Evicted != 1 {
@@ -141,12 +148,59 @@ func TestCleanupDoesNotWaitForOnEvict(t *testing.T) {
 		close(release)
 		synctest.Wait()
 		select {
-		case <-c.c.notify.done:
+		case <-c.c.notify.done():
 		default:
 			t.Fatal("delivery goroutine still running after the queue was delivered")
 		}
 		if delivered != 2 {
 			t.Errorf("%d events delivered after the cleanup, want 2", delivered)
+		}
+	})
+}
+
+// TestOnEvictGoexitDuringClose: Close delivers the Expired events still
+// queued; an OnEvict that exits its goroutine meanwhile must not lose the
+// events after it. On the pool, the continuation was refused once Close
+// had drained the pool, so the rest of the batch was never delivered.
+func TestOnEvictGoexitDuringClose(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		gate := make(chan struct{})
+		var mu sync.Mutex
+		var got []int
+		c, err := New(Options[int, int]{TTL: time.Second, Resolution: 100 * time.Millisecond,
+			OnPanic: func(Event[int, int], *timingwheel.PanicError) {},
+			OnEvict: func(e Event[int, int]) {
+				mu.Lock()
+				got = append(got, e.Key)
+				mu.Unlock()
+				if e.Key == 0 {
+					<-gate
+					runtime.Goexit()
+				}
+			}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Set(0, 0)
+		synctest.Wait()
+		time.Sleep(500 * time.Millisecond)
+		for k := 1; k <= 3; k++ {
+			c.Set(k, k)
+		}
+		time.Sleep(2 * time.Second)
+		synctest.Wait() // OnEvict(0) waits at the gate; 1 to 3 are queued
+		closed := make(chan error)
+		go func() { closed <- c.Close() }()
+		synctest.Wait() // Close has drained the pool and waits
+		close(gate)
+		if err := <-closed; err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		slices.Sort(got[1:])
+		if want := []int{0, 1, 2, 3}; !slices.Equal(got, want) {
+			t.Errorf("OnEvict saw %v, want %v", got, want)
 		}
 	})
 }

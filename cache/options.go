@@ -113,15 +113,20 @@ type Options[K comparable, V any] struct {
 	// wheel does for its callbacks: the call that caused the event returns
 	// normally, and the delivery of Expired events goes on. A
 	// runtime.Goexit in OnEvict (t.FailNow in a test) is reported to
-	// OnPanic as ErrGoexit and ends the goroutine that ran it: the
-	// caller's for call-driven events; for Expired ones, a new delivery
-	// goroutine takes over, so later events are still delivered.
+	// OnPanic (with Value timingwheel.ErrGoexit) and ends the goroutine
+	// that ran it: the caller's for call-driven events; for Expired ones, a
+	// new delivery goroutine takes over, so later events are still
+	// delivered.
 	OnEvict func(Event[K, V])
 
-	// OnPanic receives the panics recovered from OnEvict, on the goroutine
-	// that ran OnEvict, and must not panic itself. nil means the default:
-	// log the panic and its stack with log/slog at error level.
-	OnPanic func(Panic[K, V])
+	// OnPanic receives each OnEvict or OnRefreshError call that panicked or
+	// called runtime.Goexit: e is the event OnEvict was called with (for
+	// OnRefreshError: the key and the value kept, with a zero Reason), p
+	// the module's one panic report, whose Key is e.Key. It runs on the
+	// goroutine that ran the callback, before that goroutine goes on (or,
+	// for a Goexit, ends), and must not panic itself. nil means the
+	// default: log the panic and its stack with log/slog at error level.
+	OnPanic func(e Event[K, V], p *timingwheel.PanicError)
 
 	// Loader loads the value of a key that has no live entry, for Load,
 	// for LoadAll when BulkLoader is nil, and for refreshes. It runs on the
@@ -297,7 +302,7 @@ type Stats struct {
 	// (returned, panicked or exited the goroutine). A BulkLoader call
 	// counts once however many keys it loaded, so LoadTime.Count is Loads
 	// when no BulkLoader runs. A waiter's wait is not counted.
-	LoadTime Durations
+	LoadTime timingwheel.Durations
 	// Refreshes counts background reloads (RefreshAfter, Refresh) that
 	// ended; they are in Loads as well. RefreshErrors counts those that
 	// failed and kept the old value.
@@ -316,14 +321,3 @@ func (s Stats) HitRatio() float64 {
 	}
 	return 0
 }
-
-// DurationBounds are timingwheel.DurationBounds.
-//
-// Deprecated: use timingwheel.DurationBounds, which has the same values.
-var DurationBounds = timingwheel.DurationBounds
-
-// Durations is the module's one histogram type, timingwheel.Durations;
-// Stats.LoadTime is of this type.
-//
-// Deprecated: use timingwheel.Durations, the same type.
-type Durations = timingwheel.Durations

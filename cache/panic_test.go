@@ -12,14 +12,11 @@ import (
 	"github.com/ttlkit/ttlkit/timingwheel"
 )
 
-// PanicError is the module's one panic report type, not a copy of it.
-var _ *timingwheel.PanicError = (*PanicError)(nil)
-
 // TestPanicReportsCarryTheKey: every panic the cache reports is the one
 // report type, timingwheel.PanicError, keyed by the key it ran for: a
 // loader's panic as the caller sees it, a loader's Goexit as a waiter
 // sees it, a Compute
-// function's, and OnEvict's through Panic.Err (a Goexit too, which
+// function's, and OnEvict's as OnPanic receives it (a Goexit too, which
 // errors.Is tells apart). A BulkLoader's panic has no single key.
 func TestPanicReportsCarryTheKey(t *testing.T) {
 	recoverLoad := func(f func()) (r any) {
@@ -54,8 +51,8 @@ func TestPanicReportsCarryTheKey(t *testing.T) {
 			close(release)
 			wg.Wait()
 			var pe *timingwheel.PanicError
-			if !errors.As(err, &pe) || pe.Key != "k3" || !errors.Is(err, ErrGoexit) || len(pe.Stack) == 0 {
-				t.Errorf("waiter got %v, want a *timingwheel.PanicError of ErrGoexit for k3", err)
+			if !errors.As(err, &pe) || pe.Key != "k3" || !errors.Is(err, timingwheel.ErrGoexit) || len(pe.Stack) == 0 {
+				t.Errorf("waiter got %v, want a *timingwheel.PanicError of timingwheel.ErrGoexit for k3", err)
 			}
 		})
 	})
@@ -85,9 +82,12 @@ func TestPanicReportsCarryTheKey(t *testing.T) {
 					}
 					panic("boom")
 				},
-				OnPanic: func(p Panic[string, int]) {
+				OnPanic: func(e Event[string, int], p *timingwheel.PanicError) {
+					if e.Key != p.Key {
+						t.Errorf("OnPanic got event key %v and report key %v, want the same", e.Key, p.Key)
+					}
 					mu.Lock()
-					reports = append(reports, p.Err())
+					reports = append(reports, p)
 					mu.Unlock()
 				}})
 			c.Set("bad", 1)
@@ -101,11 +101,11 @@ func TestPanicReportsCarryTheKey(t *testing.T) {
 			if len(reports) != 2 {
 				t.Fatalf("%d reports, want 2", len(reports))
 			}
-			if r := reports[0]; r.Key != "bad" || r.Value != "boom" || errors.Is(r, ErrGoexit) || len(r.Stack) == 0 {
+			if r := reports[0]; r.Key != "bad" || r.Value != "boom" || errors.Is(r, timingwheel.ErrGoexit) || len(r.Stack) == 0 {
 				t.Errorf("panic report %+v, want key bad, value boom, a stack", r)
 			}
-			if r := reports[1]; r.Key != "exit" || !errors.Is(r, ErrGoexit) {
-				t.Errorf("Goexit report %+v, want key exit and ErrGoexit", r)
+			if r := reports[1]; r.Key != "exit" || !errors.Is(r, timingwheel.ErrGoexit) {
+				t.Errorf("Goexit report %+v, want key exit and timingwheel.ErrGoexit", r)
 			}
 		})
 	})

@@ -3,19 +3,21 @@ package cache
 import (
 	"context"
 	"log/slog"
-	"runtime/debug"
 	"sync"
 	"time"
 
 	"github.com/ttlkit/ttlkit/internal/table"
+	"github.com/ttlkit/ttlkit/timingwheel"
 )
 
 // RefreshError describes a background reload that failed; OnRefreshError
 // receives it. The cache kept Value, which lives on until its deadline.
 type RefreshError[K comparable, V any] struct {
-	Key   K     // the key whose reload failed
-	Value V     // the value kept (the zero V if the entry had gone meanwhile)
-	Err   error // the loader's error, or a *PanicError (of ErrGoexit for runtime.Goexit)
+	Key   K // the key whose reload failed
+	Value V // the value kept (the zero V if the entry had gone meanwhile)
+	// Err is the loader's error, or a *timingwheel.PanicError (of
+	// timingwheel.ErrGoexit for a runtime.Goexit).
+	Err error
 }
 
 // refresher tracks the background reloads in flight, so that a read of an
@@ -141,7 +143,7 @@ func (c *cache[K, V]) refresh(s *shard[K, V], key K, h uint64, cl *call[V], rk *
 // panic without OnRefreshError, to the log), recovering a panic in it.
 func (c *cache[K, V]) refreshFailed(key K, h uint64, err error) {
 	if c.onRefreshError == nil {
-		if pe, ok := err.(*PanicError); ok {
+		if pe, ok := err.(*timingwheel.PanicError); ok {
 			slog.Error("cache: loader panicked in a background refresh", "cache", c.name, "key", key,
 				"panic", pe.Value, "stack", string(pe.Stack))
 		}
@@ -151,14 +153,9 @@ func (c *cache[K, V]) refreshFailed(key K, h uint64, err error) {
 	e := RefreshError[K, V]{Key: key, Value: v, Err: err}
 	returned := false
 	defer func() {
-		if returned {
-			return
+		if !returned {
+			c.onPanic(Event[K, V]{Key: key, Value: v}, recovered(key, recover()))
 		}
-		r := recover()
-		if r == nil {
-			r = ErrGoexit
-		}
-		c.onPanic(Panic[K, V]{Event: Event[K, V]{Key: key, Value: v}, Recovered: r, Stack: debug.Stack()})
 	}()
 	c.onRefreshError(e)
 	returned = true

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/ttlkit/ttlkit/timingwheel"
 )
 
 // gatedLoader is a Loader whose calls block until the test answers them,
@@ -209,7 +211,7 @@ func TestRefreshNotFoundRemovesEntry(t *testing.T) {
 }
 
 // TestRefreshPanicIsReported: a panicking loader in a reload does not
-// crash the program; it reaches OnRefreshError as a *PanicError.
+// crash the program; it reaches OnRefreshError as a *timingwheel.PanicError.
 func TestRefreshPanicIsReported(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		got := make(chan error, 1)
@@ -218,9 +220,9 @@ func TestRefreshPanicIsReported(t *testing.T) {
 			OnRefreshError: func(e RefreshError[string, string]) { got <- e.Err }})
 		c.Set("k", "v1")
 		c.Refresh("k")
-		var pe *PanicError
+		var pe *timingwheel.PanicError
 		if err := <-got; !errors.As(err, &pe) || pe.Value != "boom" {
-			t.Errorf("OnRefreshError got %v, want *PanicError(boom)", err)
+			t.Errorf("OnRefreshError got %v, want *timingwheel.PanicError(boom)", err)
 		}
 		synctest.Wait()
 		wantGet(t, c, "k", "v1", true)

@@ -84,7 +84,7 @@ func TestStatsLoadTime(t *testing.T) {
 		c.Take("short", sleep(time.Hour, nil)) // a hit: no load
 
 		st := c.Stats()
-		want := Durations{
+		want := timingwheel.Durations{
 			Count: 6,
 			Sum:   50*time.Microsecond + 5*time.Millisecond + 2*time.Second + 100*time.Millisecond + 20*time.Second + 30*time.Millisecond,
 			Max:   20 * time.Second,
@@ -95,12 +95,4 @@ func TestStatsLoadTime(t *testing.T) {
 			t.Fatalf("LoadTime = %+v, Loads %d, LoadErrors %d; want %+v, 6, 3", st.LoadTime, st.Loads, st.LoadErrors, want)
 		}
 	})
-}
-
-// TestDurationBoundsMatchTimingWheel: the cache's histograms have the
-// wheel's buckets, so exporters treat them alike.
-func TestDurationBoundsMatchTimingWheel(t *testing.T) {
-	if DurationBounds != timingwheel.LatenessBounds {
-		t.Fatalf("DurationBounds = %v, want timingwheel.LatenessBounds %v", DurationBounds, timingwheel.LatenessBounds)
-	}
 }

@@ -153,7 +153,7 @@ func TestDroppedCacheReleasesGoroutines(t *testing.T) {
 		stopped := 0
 		for _, c := range inner {
 			select {
-			case <-c.notify.done:
+			case <-c.notify.done():
 				stopped++
 			default:
 			}

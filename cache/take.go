@@ -3,19 +3,7 @@ package cache
 import (
 	"context"
 	"time"
-
-	"github.com/ttlkit/ttlkit/timingwheel"
 )
-
-// PanicError is the error a load's waiters receive when the loader (fetch,
-// Loader, BulkLoader, a Compute function) panicked, and the value the
-// goroutine that ran it panics with: the module's one panic report,
-// timingwheel.PanicError. Its Key is the key being loaded (nil for a
-// BulkLoader call), Value the value passed to panic, Stack the stack of
-// the panicking goroutine.
-//
-// Deprecated: use timingwheel.PanicError, the same type.
-type PanicError = timingwheel.PanicError
 
 // call is one load, refresh or Compute of a key in flight, registered in
 // its shard's calls. val, err and notFound are written before done is
@@ -37,10 +25,12 @@ type call[V any] struct {
 //
 // An error from fetch is returned to every caller and nothing is stored
 // (no negative caching). If fetch panics, the goroutine that ran it panics
-// with a *PanicError and every waiter receives that *PanicError as its
-// error; if fetch exits its goroutine (runtime.Goexit), waiters receive a
-// *PanicError whose Value is ErrGoexit (errors.Is(err, ErrGoexit)). A Set or Delete of key while fetch runs wins: the fetched value is
-// returned to this load's callers but not stored. Take shares loads with
+// with a *timingwheel.PanicError (Key is key) and every waiter receives
+// that *timingwheel.PanicError as its error; if fetch exits its goroutine
+// (runtime.Goexit), waiters receive a *timingwheel.PanicError whose Value
+// is timingwheel.ErrGoexit (errors.Is(err, timingwheel.ErrGoexit)). A Set
+// or Delete of key while fetch runs wins: the fetched value is returned to
+// this load's callers but not stored. Take shares loads with
 // Load and LoadAll: a Take that waited for a Load that found nothing, or
 // that finds a remembered not-found answer (Options.NotFoundTTL), returns
 // ErrNotFound. After Close, Take returns ErrClosed without calling fetch.

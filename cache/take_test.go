@@ -10,6 +10,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/ttlkit/ttlkit/timingwheel"
 )
 
 // startTakes starts n goroutines calling take and returns a function that
@@ -109,14 +111,14 @@ func TestTakePanicReachesEveryWaiter(t *testing.T) {
 		close(release)
 		_, errs := wait()
 		for i, err := range errs {
-			var pe *PanicError
+			var pe *timingwheel.PanicError
 			if !errors.As(err, &pe) || pe.Value != "kaput" {
-				t.Errorf("waiter %d: err %v, want *PanicError with kaput", i, err)
+				t.Errorf("waiter %d: err %v, want *timingwheel.PanicError with kaput", i, err)
 			}
 		}
 		r := <-leader
-		if pe, ok := r.(*PanicError); !ok || pe.Value != "kaput" || len(pe.Stack) == 0 {
-			t.Errorf("leader recovered %v, want *PanicError with kaput and a stack", r)
+		if pe, ok := r.(*timingwheel.PanicError); !ok || pe.Value != "kaput" || len(pe.Stack) == 0 {
+			t.Errorf("leader recovered %v, want *timingwheel.PanicError with kaput and a stack", r)
 		}
 		wantGet(t, c, "k", 0, false)
 		if v, err := c.Take("k", func() (int, error) { return 1, nil }); v != 1 || err != nil {
@@ -130,11 +132,11 @@ func TestTakePanicReachesEveryWaiter(t *testing.T) {
 
 func TestTakePanicErrorUnwrap(t *testing.T) {
 	inner := errors.New("inner")
-	if pe := (&PanicError{Value: inner}); !errors.Is(pe, inner) {
-		t.Errorf("errors.Is(PanicError{inner}, inner) = false, want true")
+	if pe := (&timingwheel.PanicError{Value: inner}); !errors.Is(pe, inner) {
+		t.Errorf("errors.Is(timingwheel.PanicError{inner}, inner) = false, want true")
 	}
-	if pe := (&PanicError{Value: 3}); pe.Unwrap() != nil {
-		t.Errorf("PanicError{3}.Unwrap() = %v, want nil", pe.Unwrap())
+	if pe := (&timingwheel.PanicError{Value: 3}); pe.Unwrap() != nil {
+		t.Errorf("timingwheel.PanicError{3}.Unwrap() = %v, want nil", pe.Unwrap())
 	}
 }
 
@@ -162,8 +164,8 @@ func TestTakeGoexitReleasesWaiters(t *testing.T) {
 		<-done
 		_, errs := wait()
 		for i, err := range errs {
-			if !errors.Is(err, ErrGoexit) {
-				t.Errorf("waiter %d: err %v, want ErrGoexit", i, err)
+			if !errors.Is(err, timingwheel.ErrGoexit) {
+				t.Errorf("waiter %d: err %v, want timingwheel.ErrGoexit", i, err)
 			}
 		}
 	})

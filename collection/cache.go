@@ -83,7 +83,7 @@ func (c *Cache) SetWithExpire(key string, value any, expire time.Duration) {
 // Take returns key's value if it has a live entry; otherwise it calls fetch,
 // stores the result and returns it. Concurrent Takes of one key call fetch
 // once and share its result. Errors are returned to every caller and not
-// stored; if fetch panics, every waiter gets a *cache.PanicError (go-zero's
+// stored; if fetch panics, every waiter gets a *timingwheel.PanicError (go-zero's
 // get nil, nil).
 func (c *Cache) Take(key string, fetch func() (any, error)) (any, error) {
 	return c.c.Take(key, fetch)

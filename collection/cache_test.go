@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ttlkit/ttlkit/cache"
+	"github.com/ttlkit/ttlkit/timingwheel"
 )
 
 func TestCacheGoZeroAPI(t *testing.T) {
@@ -100,9 +101,9 @@ func TestCacheTakePanicReachesWaiters(t *testing.T) {
 		if r := <-loaderPanic; r == nil {
 			t.Error("loader did not panic")
 		}
-		var pe *cache.PanicError
+		var pe *timingwheel.PanicError
 		if err := <-waiterErr; !errors.As(err, &pe) {
-			t.Errorf("waiter got %v, want a *cache.PanicError (go-zero returns nil, nil)", err)
+			t.Errorf("waiter got %v, want a *timingwheel.PanicError (go-zero returns nil, nil)", err)
 		}
 	})
 }

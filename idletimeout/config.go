@@ -81,15 +81,22 @@ type Config struct {
 	// left to the idle timeouts.
 	//
 	// The rate is the bytes of the whole transfer over its duration,
-	// counted from its first byte (within a Resolution; a read transfer
-	// that follows a Write by less than RateGrace / 4 counts from when
-	// the timer saw it, up to RateGrace / 4 later). The time a transfer
-	// becomes too slow is a deadline of the connection's timer: a
-	// transfer that keeps too slow is reaped at most RateGrace + 2 ×
-	// Resolution after its first byte (a request head, a write transfer),
-	// or on the tick after its first byte past that (a read transfer
-	// measured to its last byte); one that took a burst first (a receive
-	// buffer's worth) once the burst no longer pays for it. On TCP
+	// counted from the tick after its first byte (a read transfer that
+	// begins after a second answer since the timer's last look, as in a
+	// pipelined exchange, counts from the next look, up to RateGrace / 4
+	// later). RateGrace is counted in the ticks of the activity clock, so
+	// a transfer may be judged up to the owner's delay in publishing that
+	// tick (at most a Resolution) before RateGrace has passed since its
+	// first byte, but its rate is taken over a duration never longer than
+	// the truth: an honest transfer above the rate is never judged slow.
+	// The time a transfer becomes too slow is a deadline of the
+	// connection's timer: a transfer that keeps too slow is reaped on the
+	// tick its grace ends, at most RateGrace + Resolution after its first
+	// byte plus scheduling delay (a request head, a write transfer), or,
+	// for a read transfer measured to its last byte, on the tick after
+	// the first byte that comes RateGrace (in ticks) after its first; one
+	// that took a burst first (a receive buffer's worth) once the burst
+	// no longer pays for it. On TCP
 	// (Linux) a write transfer's bytes are those the peer acknowledged,
 	// so a Write blocked on a slow reader counts only what it took; the
 	// peer acknowledges in steps of up to half its receive buffer, which
@@ -131,7 +138,9 @@ type Config struct {
 	// goroutine, never on the wheel's, so it may block and may call any
 	// method of the Conn or Listener except Listener.Close. A panic in it is
 	// recovered, logged with log/slog, counted in Stats.Panics, and the
-	// connection is closed. Nil means Close without a call.
+	// connection is closed; so is a runtime.Goexit (t.FailNow in a test),
+	// logged as timingwheel.ErrGoexit, which then ends the goroutine. Nil
+	// means Close without a call.
 	OnIdle func(Event) Action
 }
 

@@ -98,7 +98,10 @@ type Conn struct {
 	// Bytes read (without transferBit) when the write transfer's first
 	// byte was recorded: a byte read after it shows as a larger count,
 	// which orders a read and a write stamped in the same tick.
-	wfromRead    atomic.Uint64
+	wfromRead atomic.Uint64
+	// Bytes written (without transferBit) when the read transfer's first
+	// byte was recorded: a Write after it shows as a larger count.
+	rfromWrote   atomic.Uint64
 	counts       bool         // cfg.counts, here to spare the hot path a load
 	awaitsHead   atomic.Bool  // set by ConnState: tracked, it awaits a request head
 	handshakeDue atomic.Int64 // NewTLSListener: when HandshakeTimeout ends; 0 once done
@@ -336,8 +339,9 @@ func (c *Conn) Pause() {
 
 // Resume ends a Pause, counting c as active now (see Touch), so every
 // timeout starts afresh; a Conn past its MaxAge is closed instead (the end
-// of its request was the quiet moment it waited for). Resume on a Conn
-// that is not paused only touches it (and closes it past MaxAge).
+// of its request was the quiet moment it waited for), on the wheel's next
+// tick, unless it is paused again by then. Resume on a Conn that is not
+// paused only touches it (and closes it past MaxAge).
 func (c *Conn) Resume() {
 	now := c.tr.since()
 	raise(&c.rstamp, now)

@@ -187,33 +187,36 @@
 // still queued in the kernel when net/http resumes the connection is the
 // same write transfer, and keeps the connection from idleness while the
 // peer takes it. Each limit's deadline is a deadline of the connection's
-// timer, counted from the transfer's first byte: a slowloris under
-// ConnState (its head is owed in full) is reaped at most RateGrace + 2 ×
-// Resolution after its first byte, a trickler on a raw connection on the
-// tick after its first byte past that. A write-rate reap resets a TCP
-// connection, so the bytes queued to the slow reader are dropped.
+// timer, counted from the tick after the transfer's first byte, and
+// RateGrace is counted in ticks: a slowloris under ConnState (its head is
+// owed in full) or a slow reader is reaped on the tick its grace ends, at
+// most RateGrace + Resolution after its first byte plus scheduling delay;
+// a trickler on a raw connection on the tick after its byte that ends
+// the grace. A write-rate reap resets a TCP connection, so the bytes
+// queued to the slow reader are dropped.
 //
 // Measured by BenchmarkSlowAttack and BenchmarkSlowAttackLine in
 // doc/benchmarks.md: slowhttptest on loopback, 300 attack connections for
 // 30s, 50 honest clients (half downloading at 2 KB/s, half keep-alive),
 // RateGrace 5s and the default Resolution (312.5ms), so the bound is
-// 5.625s; a shared 2-core machine at load 7 to 15. Slowloris: all 300
-// reaped for the read rate, 99% within 5.62s of their first byte
-// (server-side; 9.37s before the deadline became the timer's), and the
-// attacker saw 99% closed 7s into the test (it notices at its next send,
-// every 3s), as with net/http's ReadHeaderTimeout of 5s and nginx at 5s.
-// Slow read: all 300 reaped for the write rate, 99% within 6.9s of the
-// response's first byte (the whole transfer is judged, and the receive
-// buffer's first burst buys credit), the queued bytes dropped by a reset;
-// slowhttptest's slow-read mode counts its connections open until it
-// ends, closed or not (nginx's send_timeout shows the same). Slow body and
-// range: the Go servers answer without waiting for the body, so both end
-// them in 2s. No honest client was cut in any attack (a slow-read run
-// before the fix of resumed responses cut 11 of 50:
-// TestWriteRateResumedWithBytesQueuedNeverCut). A raw TCP line protocol
-// under 300 tricklers sending a byte a second: all closed, 99% by 6.3s
-// (8.1s before), where a read deadline per Read closed none; no honest
-// client cut.
+// 5.625s; a shared 2-core machine at load 7 to 16. Slowloris: all 300
+// reaped for the read rate, 99% within 5.31s of their first byte
+// (server-side; 5.62s while the grace counted from the first byte's bound
+// in nanoseconds, a tick late), and the attacker saw 99% closed 7s into
+// the test (it notices at its next send, every 3s), as with net/http's
+// ReadHeaderTimeout of 5s and nginx at 5s. Slow read: all 300 reaped for
+// the write rate, 99% within 5.42s of the response's first byte (5.63s a
+// tick late, 6.9s before an answer's transfer counted from its first
+// byte), the queued bytes dropped by a reset; slowhttptest's slow-read
+// mode counts its connections open until it ends, closed or not (nginx's
+// send_timeout shows the same). Slow body and range: the Go servers answer
+// without waiting for the body, so both end them in 2s. No honest client
+// was cut in any attack (a slow-read run before the fix of resumed
+// responses cut 11 of 50: TestWriteRateResumedWithBytesQueuedNeverCut). A
+// raw TCP line protocol under 300 tricklers sending a byte a second: all
+// closed, 99% within 5.25s of their first byte server-side (6.3s when the
+// byte after the grace decided), where a read deadline per Read closed
+// none; no honest client cut.
 //
 // Recommended for an HTTP server (install ConnState too; net/http's
 // ReadHeaderTimeout may stay as a second line, its ReadTimeout and
@@ -239,13 +242,22 @@
 // with MaxAge, pause a connection while a request is handled (Pause after
 // its first byte, Resume after the answer), as ConnState does for HTTP.
 //
-// HTTP/2: ConnState pauses a connection while it has a stream open, so
-// the rates judge only transfers within requests and MaxAge waits for a
-// moment without streams, but the end is a plain close, without the
-// GOAWAY that http.Server sends when it shuts down or an idle HTTP/2
-// connection times out: a request the client sends at that moment fails.
-// To end HTTP/2 connections with a GOAWAY, use http.Server.IdleTimeout
-// and Shutdown.
+// HTTP/2 (TestHTTP2* in http2_test.go): ConnState pauses a connection
+// while any stream is open, however quiet, so the idle timeouts apply
+// only between streams; there the client's PING, WINDOW_UPDATE and
+// SETTINGS frames are measured to their last byte, not owed as a request
+// head. MaxAge waits for a moment without streams and closes on the next
+// tick, after the last response is flushed; MaxAgeGrace ends it during a
+// stream. Every end is a plain close, never a GOAWAY: a request the client
+// sends at that moment fails. The write rate does not judge an HTTP/2
+// slow reader that grants its window in WINDOW_UPDATE frames (each is the
+// peer speaking, which ends a write transfer); http.Server.WriteTimeout,
+// which net/http applies per HTTP/2 stream, resets such a stream. To end
+// idle HTTP/2 connections with a GOAWAY, set http.Server.IdleTimeout
+// below this package's IdleTimeout (net/http sends the GOAWAY and closes
+// a second later, and the Listener closes only what net/http left), and
+// Shutdown for the whole server; net/http has no per-connection GOAWAY
+// for MaxAge.
 //
 // # Costs
 //

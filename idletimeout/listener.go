@@ -125,7 +125,7 @@ type Stats struct {
 	Released uint64 // connections released from tracking (e.g. hijacked)
 	Events   uint64 // expired timeouts found: OnIdle calls and reaps, also those called off by later activity
 	Kept     uint64 // events for which OnIdle returned Keep
-	Panics   uint64 // OnIdle calls that panicked
+	Panics   uint64 // OnIdle calls that panicked or called runtime.Goexit
 }
 
 // Stats returns the Listener's counters. Each is read atomically, the set
@@ -169,10 +169,21 @@ func (l *Listener) ConnState(c net.Conn, s http.ConnState) { ConnState(c, s) }
 //
 // A request is active, and its connection paused, for its whole life: from
 // its first byte until its response is done. A client that sends a body
-// slowly, or stops reading the response, is therefore never reaped here;
-// set http.Server's ReadTimeout (or ReadHeaderTimeout) and WriteTimeout
-// against those, and let the idle Listener handle keep-alive connections
-// between requests.
+// slowly, or stops reading the response, is therefore never reaped for
+// idleness; the minimum rates (MinReadRate, MinWriteRate) judge those,
+// or http.Server's ReadTimeout and WriteTimeout. Between requests, an
+// HTTP/1 connection's next bytes are a request head, owed in full: its
+// silence counts against MinReadRate.
+//
+// HTTP/2: net/http reports a connection active while any stream is open
+// and idle when none is, so it is paused while a stream is open, however
+// quiet. Between streams a client sends frames that are no request (PING,
+// WINDOW_UPDATE, SETTINGS), so no head is owed: its read transfers are
+// measured to their last byte, and a quiet connection is left to the idle
+// timeouts. ConnState recognises HTTP/2 (over TLS or unencrypted) as
+// net/http's HTTP/2 server starts: it reports the connection active, then
+// idle, with nothing written between, where HTTP/1 always writes a
+// response first.
 func ConnState(nc net.Conn, s http.ConnState) {
 	c, ok := FromNetConn(nc)
 	if !ok {
@@ -184,6 +195,11 @@ func ConnState(nc net.Conn, s http.ConnState) {
 	case http.StateActive:
 		c.Pause()
 	case http.StateIdle:
+		// Paused with nothing written since (Pause set the bit): HTTP/2
+		// starting, its SETTINGS still in its buffer.
+		if c.counts && c.Paused() && c.wbytes.Load()&transferBit != 0 {
+			c.awaitsHead.Store(false)
+		}
 		c.Resume()
 	case http.StateHijacked:
 		c.Release()

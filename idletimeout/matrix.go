@@ -73,11 +73,18 @@ func (s *settings) ageLimit(born int64) int64 {
 // so a transfer is judged from its first byte, within a Resolution.
 const transferBit = 1 << 63
 
-// began records the first byte of a transfer: the clock, then the clear
-// bit, so an owner that sees the bit clear finds the time stored.
+// began records the first byte of a transfer: the other direction's
+// count (so the owner can order bytes stamped in the same tick), the
+// clock, then the clear bit, so an owner that sees the bit clear finds
+// the time stored. The first byte of a write transfer also ends the read
+// transfer: the next byte read begins one, with its own record, however
+// soon the owner looks (an answer, then the next request trickled).
 func (c *Conn) began(count *atomic.Uint64, from *atomic.Int64) {
 	if from == &c.wfrom {
 		c.wfromRead.Store(c.rbytes.Load() &^ transferBit)
+		c.rbytes.Or(transferBit)
+	} else {
+		c.rfromWrote.Store(c.wbytes.Load() &^ transferBit)
 	}
 	from.Store(c.tr.now.Load())
 	count.And(^uint64(transferBit))
@@ -129,12 +136,36 @@ func (t *tracker) transferStart(count uint64, from *atomic.Int64, otherMoved boo
 	return nowNs
 }
 
+// tickOf returns the start of the activity clock's tick holding ns: a
+// multiple of Resolution since the tracker's origin. The wheel started
+// just after that origin, so a deadline on such a multiple is due on the
+// wheel's tick there, and a look on that tick reads a time in it.
+func (t *tracker) tickOf(ns int64) int64 { return ns - ns%t.res }
+
+// slow reports whether a transfer is slower than rate: its n bytes moved
+// from start (an upper bound of its first byte's time) to end (a lower
+// bound of its last byte's time, or now) fall short of the rate, and it
+// has lasted grace, counted in ticks from start's tick to last's (an upper
+// bound of its last byte's time, or now). Counting in ticks, the wheel's
+// own unit, a transfer is judged on the tick its grace ends, not one tick
+// later because the clock's publication after its first byte came a little
+// after its tick: so it may be judged up to that lateness (at most a
+// Resolution) before grace has passed since its first byte, over a
+// duration never longer than the truth, so an honest transfer above the
+// rate is never judged slow. A rate of 0 is never slow.
+func (t *tracker) slow(rate int64, n uint64, start, end, last, grace int64) bool {
+	if rate == 0 || t.tickOf(last)-t.tickOf(start) < grace {
+		return false
+	}
+	return n < uint64(mulSat(rate, max(end-start, 0))/int64(time.Second))
+}
+
 // due returns when a transfer that began at start and has moved n bytes
-// becomes slower than rate if it moves nothing more: after grace, once n
-// no longer pays for the time.
-func due(start int64, n uint64, rate, grace int64) int64 {
+// becomes slower than rate if it moves nothing more: once its grace has
+// passed (in ticks, see slow) and n no longer pays for the time.
+func (t *tracker) due(start int64, n uint64, rate, grace int64) int64 {
 	pays := mulSat(int64(min(n, math.MaxInt64/2)+1), int64(time.Second))
-	return addSat(start, max(grace, ceilDiv(pays, rate)))
+	return max(addSat(t.tickOf(start), grace), addSat(start, ceilDiv(pays, rate)))
 }
 
 // rateState is the owner's view of a connection's transfers, allocated
@@ -188,11 +219,14 @@ func (t *tracker) judge(c *Conn, paused bool, nowNs int64) (v verdict, hard bool
 			rs.rx, rs.lastPaused = window{}, paused
 		}
 		wrote := ws != rs.lastWs
+		// A byte written after the read transfer's first byte (the write
+		// count moved since, whatever the stamps say) ended it; the first
+		// byte of a write transfer also set the bit, and a read after it
+		// recorded a transfer of its own.
+		wroteAfter := rv&transferBit == 0 && c.wbytes.Load()&^transferBit != c.rfromWrote.Load()
 		if wrote { // an answer ends the read transfer
 			rs.rx = window{}
-			// A first byte stamped in the same tick as the Write may
-			// follow it: only one stamped before is surely over.
-			if rv&transferBit == 0 && c.rfrom.Load() < ws {
+			if wroteAfter {
 				c.rbytes.Or(transferBit) // the next read begins a transfer
 			}
 		}
@@ -200,23 +234,28 @@ func (t *tracker) judge(c *Conn, paused bool, nowNs int64) (v verdict, hard bool
 		// boundary came after them all (the bit is set again): the end of
 		// a request answered before this look.
 		if read && rs.rx.start == 0 && rv&transferBit == 0 {
-			rs.rx = window{t.transferStart(rv, &c.rfrom, wrote, ws, nowNs), rs.lastR}
+			rs.rx = window{t.transferStart(rv, &c.rfrom, wroteAfter, math.MaxInt64, nowNs), rs.lastR}
 		}
 		if rs.rx.start != 0 && s.rate[0] > 0 {
 			n := rn - rs.rx.base
 			// A request head under ConnState is owed in full: silence
 			// counts. Elsewhere the transfer is measured to its last
 			// byte, so a client waiting for an answer is never judged;
-			// past its due time, the next byte decides, looked at on
-			// every tick.
-			end := nowNs
+			// past its due time, looked at on every tick, the byte that
+			// ends the grace decides: the grace is judged by the latest
+			// bound of its time, the rate by the earliest (never harsher
+			// than the truth).
+			end, last := nowNs, nowNs
 			if paused || !c.awaitsHead.Load() {
 				end = max(rst, rs.rx.start)
+				if b, ok := t.successorStored(rst); ok {
+					last = b
+				}
 			}
-			if slow(s.rate[0], n, end-rs.rx.start, s.grace) {
+			if t.slow(s.rate[0], n, rs.rx.start, end, last, s.grace) {
 				return ev(ReasonReadRate, end-rs.rx.start), true, 0, false
 			}
-			at := due(rs.rx.start, n, s.rate[0], s.grace)
+			at := t.due(rs.rx.start, n, s.rate[0], s.grace)
 			if at <= nowNs {
 				at = nowNs + 1
 			}
@@ -268,10 +307,10 @@ func (t *tracker) judge(c *Conn, paused bool, nowNs int64) (v verdict, hard bool
 						rs.wx = window{t.transferStart(wv, &c.wfrom, readAfter, rst, nowNs), rs.lastW}
 					}
 					n := wp - rs.wx.base
-					if slow(s.rate[1], n, nowNs-rs.wx.start, s.grace) {
+					if t.slow(s.rate[1], n, rs.wx.start, nowNs, nowNs, s.grace) {
 						return ev(ReasonWriteRate, nowNs-rs.wx.start), true, 0, false
 					}
-					next = min(next, due(rs.wx.start, n, s.rate[1], s.grace))
+					next = min(next, t.due(rs.wx.start, n, s.rate[1], s.grace))
 					sending = queued
 				}
 				rs.lastW = wp
@@ -299,21 +338,15 @@ func (t *tracker) judge(c *Conn, paused bool, nowNs int64) (v verdict, hard bool
 	return verdict{}, false, next, sending
 }
 
-// slow reports whether n bytes in d ns fall below rate bytes per second,
-// once d has reached grace. A rate of 0 is never slow.
-func slow(rate int64, n uint64, d, grace int64) bool {
-	if rate == 0 || d < grace {
-		return false
-	}
-	return n < uint64(mulSat(rate, d)/int64(time.Second))
-}
-
-// closeAged closes c for MaxAge if it is past it: Resume's check, so a
-// connection that was busy when it came of age ends after its request.
+// closeAged makes the owner look at c on its next tick if c is past
+// MaxAge: Resume's check, so a connection that was busy when it came of
+// age ends after its request, and the look (which closes it unless a new
+// request paused it) comes after the server has written the response it
+// reported done: net/http's HTTP/2 server reports a connection idle when
+// its last stream ends, before it flushes that stream's last frames.
 func (c *Conn) closeAged(nowNs int64) {
-	if c.cfg.maxAge == 0 || nowNs < c.ageDue {
+	if c.cfg.maxAge == 0 || nowNs < c.ageDue || c.tr.sched == nil {
 		return
 	}
-	c.tr.stats.events.Add(1)
-	c.reap(verdict{Event: Event{Conn: c, Reason: ReasonMaxAge, Idle: time.Duration(nowNs - c.born), Count: 1}})
+	c.tr.sched.Schedule(&c.timer, 1) // ErrClosed after Listener.Close: nothing to look at
 }

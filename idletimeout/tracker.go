@@ -50,6 +50,10 @@ type tracker struct {
 	mask int64
 	head int64 // publications so far; ring[(head-1)&mask] is the current one
 
+	// afterStore, tests only, runs on the owner between a publication's
+	// store and the reading that bounds it: a late owner.
+	afterStore func()
+
 	wg    sync.WaitGroup // event goroutines
 	stats counters
 
@@ -169,6 +173,9 @@ func (t *tracker) publish(nowNs int64) {
 		return
 	}
 	t.now.Store(nowNs)
+	if t.afterStore != nil {
+		t.afterStore()
+	}
 	t.ring[t.head&t.mask] = publication{at: nowNs, stored: t.since()}
 	t.head++
 }
@@ -321,29 +328,35 @@ func (t *tracker) reapOne(v verdict, _ *struct{}) {
 }
 
 // deliver runs on its own goroutine: it asks OnIdle, then closes (unless
-// the connection changed meanwhile, see Conn.reap) or keeps.
+// the connection changed meanwhile, see Conn.reap) or keeps. An OnIdle
+// that panics or calls runtime.Goexit counts as Close: it is logged (with
+// timingwheel.ErrGoexit for a Goexit) and counted in Stats.Panics, and the
+// connection is closed before the goroutine ends.
 func (t *tracker) deliver(v verdict) {
 	defer t.wg.Done()
 	t.stats.events.Add(1)
-	if t.ask(v.Conn.cfg.onIdle, v.Event) == Keep {
+	returned := false
+	defer func() {
+		if returned {
+			return
+		}
+		r := recover()
+		if r == nil { // a panic always has a value, panic(nil) too since Go 1.21
+			r = timingwheel.ErrGoexit
+		}
+		t.stats.panics.Add(1)
+		slog.Error("idletimeout: OnIdle panicked; closing the connection",
+			"reason", v.Reason.String(), "remote", addrString(v.Conn.inner),
+			"panic", r, "stack", string(debug.Stack()))
+		v.Conn.reap(v)
+	}()
+	act := v.Conn.cfg.onIdle(v.Event)
+	returned = true
+	if act == Keep {
 		t.stats.kept.Add(1)
 		return
 	}
 	v.Conn.reap(v)
-}
-
-// ask calls OnIdle, recovering and reporting a panic as Close.
-func (t *tracker) ask(f func(Event) Action, ev Event) (act Action) {
-	defer func() {
-		if r := recover(); r != nil {
-			t.stats.panics.Add(1)
-			slog.Error("idletimeout: OnIdle panicked; closing the connection",
-				"reason", ev.Reason.String(), "remote", addrString(ev.Conn.inner),
-				"panic", r, "stack", string(debug.Stack()))
-			act = Close
-		}
-	}()
-	return f(ev)
 }
 
 // track wraps inner and starts tracking it. It fails with errStopped after
@@ -373,8 +386,8 @@ func (t *tracker) track(inner net.Conn, s *settings) (*Conn, error) {
 	if s.rates() {
 		first = min(first, s.grace/4) // rates are looked at every RateGrace / 4
 	}
-	if first == 0 {
-		first = max(c.ageDue-now, 1) // MaxAge alone
+	if s.maxAge > 0 && (first == 0 || c.ageDue-now < first) {
+		first = max(c.ageDue-now, 1) // MaxAge first (or alone)
 	}
 	if err := t.sched.Schedule(&c.timer, time.Duration(first)); err != nil {
 		c.state.Store(stateClosed)

@@ -60,8 +60,9 @@
 //     no attempt and retries nothing, and the contexts of its running
 //     attempts are cancelled with the cause ErrCanceled; an attempt that
 //     fails after that is reported Canceled, not dead-lettered.
-//   - Panics in a Func are recovered, as a [*PanicError] with the stack,
-//     and retried like errors. Panics in hooks are recovered and logged.
+//   - Panics in a Func are recovered, as a [*timingwheel.PanicError] with
+//     the stack, and retried like errors. Panics in hooks are recovered
+//     and logged.
 //   - Clean shutdown. Shutdown stops firing, drops the runs not yet
 //     started (queued, armed retries, waiting ones), each counted and
 //     reported to OnSkip, waits for running attempts (cancelling them

@@ -16,9 +16,10 @@ import (
 // Shutdown's context ends (cause ErrShutdown). A non-nil error fails the
 // attempt, which is retried according to the job's Retry policy; wrap it
 // with Permanent to fail the occurrence at once. A panic fails the attempt
-// like an error, a *PanicError with the stack; so does runtime.Goexit (as
-// called by t.FailNow in a test), a *PanicError whose Value is
-// timingwheel.ErrGoexit (errors.Is(err, timingwheel.ErrGoexit) tells it).
+// like an error, a *timingwheel.PanicError whose Key is the job's ID, with
+// the stack; so does runtime.Goexit (as called by t.FailNow in a test), a
+// *timingwheel.PanicError whose Value is timingwheel.ErrGoexit
+// (errors.Is(err, timingwheel.ErrGoexit) tells it).
 type Func func(ctx context.Context, r Run) error
 
 // Run describes one attempt of a job, as its Func receives it.
@@ -139,19 +140,11 @@ func IsPermanent(err error) bool {
 	return errors.As(err, &p)
 }
 
-// PanicError is the error of an attempt whose Func (or middleware)
-// panicked: the module's one panic report, timingwheel.PanicError. Its Key
-// is the job's ID, Value the value passed to panic, Stack the stack of the
-// panicking goroutine.
-//
-// Deprecated: use timingwheel.PanicError, the same type.
-type PanicError = timingwheel.PanicError
-
-// call runs fn, turning a panic into a *PanicError.
+// call runs fn, turning a panic into a *timingwheel.PanicError.
 func call(fn Func, ctx context.Context, r Run) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			err = &PanicError{Key: r.ID, Value: v, Stack: debug.Stack()}
+			err = &timingwheel.PanicError{Key: r.ID, Value: v, Stack: debug.Stack()}
 		}
 	}()
 	return fn(ctx, r)

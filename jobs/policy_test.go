@@ -232,7 +232,7 @@ func TestPermanentNotRetried(t *testing.T) {
 }
 
 // TestPanicBecomesRetriedError: a panic fails the attempt with a
-// *PanicError carrying the stack, and is retried like an error.
+// *timingwheel.PanicError carrying the stack, and is retried like an error.
 func TestPanicBecomesRetriedError(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s, r := newScheduler(t, Options{})
@@ -250,9 +250,9 @@ func TestPanicBecomesRetriedError(t *testing.T) {
 		if len(es) != 2 || es[0].Outcome != Retrying || es[1].Outcome != Succeeded {
 			t.Fatalf("events %+v, want Retrying then Succeeded", es)
 		}
-		var pe *PanicError
+		var pe *timingwheel.PanicError
 		if !errors.As(es[0].Err, &pe) || pe.Value != "kaboom" || !strings.Contains(string(pe.Stack), "TestPanicBecomesRetriedError") {
-			t.Fatalf("error %v, want a *PanicError with the value and the stack", es[0].Err)
+			t.Fatalf("error %v, want a *timingwheel.PanicError with the value and the stack", es[0].Err)
 		}
 		// The module's one panic report, keyed by the job's ID.
 		var one *timingwheel.PanicError
@@ -455,9 +455,9 @@ func TestGoexitInFunc(t *testing.T) {
 				if !slices.Equal(outcomes, want) {
 					t.Fatalf("outcomes %v, want %v", outcomes, want)
 				}
-				var pe *PanicError
+				var pe *timingwheel.PanicError
 				if !errors.As(ends[0].Err, &pe) || !errors.Is(ends[0].Err, timingwheel.ErrGoexit) || pe.Key != "j" {
-					t.Fatalf("first attempt's error %v, want a *PanicError of runtime.Goexit", ends[0].Err)
+					t.Fatalf("first attempt's error %v, want a *timingwheel.PanicError of runtime.Goexit", ends[0].Err)
 				}
 				if got := len(r.letters()); got != 1 {
 					t.Fatalf("%d dead letters, want 1", got)

@@ -71,7 +71,7 @@ func (s *Scheduler) exec(t task, x *execution) (task, bool) {
 			// The Func (or OnStart) called runtime.Goexit, which ends this
 			// worker: the attempt still fails, and the pool replaces the
 			// worker.
-			err := &PanicError{Key: r.ID, Value: timingwheel.ErrGoexit, Stack: debug.Stack()}
+			err := &timingwheel.PanicError{Key: r.ID, Value: timingwheel.ErrGoexit, Stack: debug.Stack()}
 			s.resume(s.finish(t, x, r, lateness, err, time.Now()))
 		}
 	}()

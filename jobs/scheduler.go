@@ -130,11 +130,11 @@ func New(opts Options) (*Scheduler, error) {
 	s.st.init(opts.Workers)
 	s.pool = pool.New(pool.Config[task, execution]{Workers: opts.Workers, Limit: opts.Queue, Run: s.run})
 	sched, err := timingwheel.NewScheduler(opts.Resolution, wheelSlots, s.fire,
-		timingwheel.WithPanicHandler(func(p timingwheel.Panic) {
+		timingwheel.WithPanicHandler(func(p *timingwheel.PanicError) {
 			// fire runs no user code but Schedule.Next, whose panics
 			// strictNext recovers, so this is a bug here (or a Goexit in
 			// Next); the wheel goes on.
-			slog.Error("jobs: wheel callback panicked", "panic", p.Recovered, "stack", string(p.Stack))
+			slog.Error("jobs: wheel callback panicked", "panic", p.Value, "stack", string(p.Stack))
 		}))
 	if err != nil {
 		return nil, err // not reachable with validated options

@@ -45,23 +45,12 @@ type Stats struct {
 	// Lateness is how late attempts started: Event.Lateness (Run.Started
 	// minus Run.Scheduled: the wheel's lateness plus the wait for a
 	// worker), counted when each attempt starts.
-	Lateness Durations
+	Lateness timingwheel.Durations
 	// RunTime is how long attempts ran: Event.Duration, counted when each
 	// attempt finishes (so RunTime.Count is Succeeded + Retried + Failed +
 	// Interrupted).
-	RunTime Durations
+	RunTime timingwheel.Durations
 }
-
-// DurationBounds are timingwheel.DurationBounds.
-//
-// Deprecated: use timingwheel.DurationBounds, which has the same values.
-var DurationBounds = timingwheel.DurationBounds
-
-// Durations is the module's one histogram type, timingwheel.Durations;
-// the Stats fields Lateness and RunTime are of this type.
-//
-// Deprecated: use timingwheel.Durations, the same type.
-type Durations = timingwheel.Durations
 
 type counters struct {
 	added, canceled                                     atomic.Uint64
@@ -99,7 +88,7 @@ func (s *Scheduler) Stats() Stats {
 		Deferred:    c.deferred.Load(),
 		Dropped:     c.dropped.Load(),
 		ClockSteps:  c.clockSteps.Load(),
-		Lateness:    Durations(c.lateness.Load()),
-		RunTime:     Durations(c.runTime.Load()),
+		Lateness:    timingwheel.Durations(c.lateness.Load()),
+		RunTime:     timingwheel.Durations(c.runTime.Load()),
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/ttlkit/ttlkit/timingwheel"
 )
 
 // statsScenario runs, on one worker, three jobs whose runs overlap their
@@ -39,10 +41,10 @@ func statsScenario(t *testing.T, check func(mid, end Stats)) {
 // late it started.
 func TestStatsLateness(t *testing.T) {
 	statsScenario(t, func(mid, end Stats) {
-		if want := (Durations{Count: 1, Buckets: [7]uint64{1}}); mid.Lateness != want {
+		if want := (timingwheel.Durations{Count: 1, Buckets: [7]uint64{1}}); mid.Lateness != want {
 			t.Errorf("while a runs: Lateness = %+v, want %+v", mid.Lateness, want)
 		}
-		want := Durations{
+		want := timingwheel.Durations{
 			Count:   3,
 			Sum:     1500*time.Millisecond + 4*time.Millisecond,
 			Max:     1500 * time.Millisecond,
@@ -58,10 +60,10 @@ func TestStatsLateness(t *testing.T) {
 // its outcome, by how long it ran.
 func TestStatsRunTime(t *testing.T) {
 	statsScenario(t, func(mid, end Stats) {
-		if mid.RunTime != (Durations{}) || mid.Running != 1 {
+		if mid.RunTime != (timingwheel.Durations{}) || mid.Running != 1 {
 			t.Errorf("while a runs: RunTime = %+v, Running %d; want none finished, 1 running", mid.RunTime, mid.Running)
 		}
-		want := Durations{
+		want := timingwheel.Durations{
 			Count:   3,
 			Sum:     22*time.Second + 5*time.Millisecond,
 			Max:     20 * time.Second,

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nkeys"
+	"github.com/ttlkit/ttlkit/natsjobs/embedded"
 )
 
 func userSeed(t *testing.T) string {
@@ -33,74 +34,58 @@ func userSeed(t *testing.T) string {
 	return string(seed)
 }
 
-// Listen on anything but loopback needs credentials, or InsecureNoAuth.
+// Listen on anything but loopback needs credentials, or InsecureNoAuth
+// (every case: embedded's TestListenNeedsAuth): Open refuses it with
+// ErrInvalid, and opens with a token or opted out.
 func TestListenNeedsAuth(t *testing.T) {
-	for _, tc := range []struct {
-		name, listen string
-		token        string
-		insecure     bool
-		ok           bool
-	}{
-		{"loopback v4", "127.0.0.1:0", "", false, true},
-		{"localhost", "localhost:0", "", false, true},
-		{"loopback v6", "[::1]:0", "", false, true},
-		{"all interfaces", ":0", "", false, false},
-		{"unspecified v4", "0.0.0.0:0", "", false, false},
-		{"unspecified v6", "[::]:0", "", false, false},
-		{"an address", "192.0.2.7:4222", "", false, false},
-		{"a host name", "jobs.example.com:4222", "", false, false},
-		{"with a token", "0.0.0.0:0", "s3cret", false, true},
-		{"opted out", "0.0.0.0:0", "", true, true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			cfg := Config{Ephemeral: true, Queues: []string{"q"}, Listen: tc.listen, Token: tc.token, InsecureNoAuth: tc.insecure}
-			err := cfg.validate()
-			if tc.ok && err != nil || !tc.ok && !errors.Is(err, ErrInvalid) {
-				t.Errorf("validate(Listen %q) = %v, want ok %v", tc.listen, err, tc.ok)
-			}
-		})
+	_, err := Open(context.Background(), Config{Server: embedded.Server{Ephemeral: true, Listen: "0.0.0.0:0"}, Queues: []string{"q"}})
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "not loopback") {
+		t.Errorf("Open(Listen 0.0.0.0:0) = %v, want ErrInvalid saying not loopback", err)
 	}
-	// And for real: Open refuses, and opens with a token.
-	if _, err := Open(context.Background(), Config{Ephemeral: true, Queues: []string{"q"}, Listen: "0.0.0.0:0"}); !errors.Is(err, ErrInvalid) {
-		t.Errorf("Open(Listen 0.0.0.0:0) = %v, want ErrInvalid", err)
-	}
-	c := open(t, Config{Listen: "0.0.0.0:0", Token: "s3cret"})
-	if c.URL() == "" {
-		t.Errorf("URL empty with Listen")
+	for _, s := range []embedded.Server{{Listen: "0.0.0.0:0", Token: "s3cret"}, {Listen: "0.0.0.0:0", InsecureNoAuth: true}} {
+		if c := open(t, Config{Server: s}); c.URL() == "" {
+			t.Errorf("URL empty with Listen")
+		}
 	}
 }
 
 func TestConfigAuthInvalid(t *testing.T) {
 	cert := selfSigned(t)
+	acct, _ := nkeys.CreateAccount()
+	acctSeed, _ := acct.Seed()
 	for _, tc := range []struct {
 		name string
 		cfg  Config
 	}{
-		{"two kinds", Config{Token: "a", User: "u", Password: "p"}},
-		{"user without password", Config{User: "u"}},
-		{"password without user", Config{Password: "p"}},
-		{"bad seed", Config{NKeySeed: "SUnotaseed"}},
-		{"TLS without Listen", Config{TLS: &tls.Config{Certificates: []tls.Certificate{cert}}}},
-		{"TLS without a certificate", Config{Listen: "127.0.0.1:0", TLS: &tls.Config{}}},
-		{"InsecureNoAuth with URL", Config{URL: "nats://127.0.0.1:4222", InsecureNoAuth: true}},
+		{"two kinds", Config{URL: "nats://127.0.0.1:4222", Token: "a", User: "u", Password: "p"}},
+		{"user without password", Config{URL: "nats://127.0.0.1:4222", User: "u"}},
+		{"password without user", Config{URL: "nats://127.0.0.1:4222", Password: "p"}},
+		{"bad seed", Config{URL: "nats://127.0.0.1:4222", NKeySeed: "SUnotaseed"}},
+		{"account seed", Config{URL: "nats://127.0.0.1:4222", NKeySeed: string(acctSeed)}},
+		{"server: two kinds", Config{Server: embedded.Server{Token: "a", User: "u", Password: "p"}}},
+		{"server: user without password", Config{Server: embedded.Server{User: "u"}}},
+		{"server: bad seed", Config{Server: embedded.Server{NKeySeed: "SUnotaseed"}}},
+		{"server: account seed", Config{Server: embedded.Server{NKeySeed: string(acctSeed)}}},
+		{"server: TLS without Listen", Config{Server: embedded.Server{TLS: &tls.Config{Certificates: []tls.Certificate{cert}}}}},
+		{"server: TLS without a certificate", Config{Server: embedded.Server{Listen: "127.0.0.1:0", TLS: &tls.Config{}}}},
+		{"server: InsecureNoAuth without Listen", Config{Server: embedded.Server{InsecureNoAuth: true}}},
+		{"server: bad Listen", Config{Server: embedded.Server{Listen: "127.0.0.1"}}},
+		{"server with client TLS", Config{Server: embedded.Server{}, TLS: &tls.Config{}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := tc.cfg
 			cfg.Queues = []string{"q"}
-			if cfg.URL == "" {
-				cfg.Ephemeral = true
+			if s, ok := cfg.Server.(embedded.Server); ok {
+				s.Ephemeral = true
+				cfg.Server = s
 			}
-			if err := cfg.validate(); !errors.Is(err, ErrInvalid) {
-				t.Errorf("validate = %v, want ErrInvalid", err)
+			if c, err := Open(context.Background(), cfg); !errors.Is(err, ErrInvalid) {
+				if err == nil {
+					c.Close()
+				}
+				t.Errorf("Open = %v, want ErrInvalid", err)
 			}
 		})
-	}
-	// An account seed is not a user seed.
-	kp, _ := nkeys.CreateAccount()
-	seed, _ := kp.Seed()
-	cfg := Config{Ephemeral: true, Queues: []string{"q"}, NKeySeed: string(seed)}
-	if err := cfg.validate(); !errors.Is(err, ErrInvalid) {
-		t.Errorf("validate(account seed) = %v, want ErrInvalid", err)
 	}
 }
 
@@ -147,26 +132,26 @@ func TestAuthRefused(t *testing.T) {
 	seed, otherSeed := userSeed(t), userSeed(t)
 	for _, tc := range []struct {
 		kind         string
-		server       Config
+		server       embedded.Server
 		wrong        Config
 		rawRight     string // CONNECT fields with the right credentials, "" if none can be written
 		rawWrong     string
 		wantRawRight string
 	}{
-		{"token", Config{Token: "s3cret"}, Config{Token: "guess"}, `"auth_token":"s3cret",`, `"auth_token":"guess",`, "PONG"},
-		{"user", Config{User: "app", Password: "pw"}, Config{User: "app", Password: "wrong"}, `"user":"app","pass":"pw",`, `"user":"app","pass":"wrong",`, "PONG"},
-		{"nkey", Config{NKeySeed: seed}, Config{NKeySeed: otherSeed}, "", `"nkey":"UAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA","sig":"AAAA",`, ""},
+		{"token", embedded.Server{Token: "s3cret"}, Config{Token: "guess"}, `"auth_token":"s3cret",`, `"auth_token":"guess",`, "PONG"},
+		{"user", embedded.Server{User: "app", Password: "pw"}, Config{User: "app", Password: "wrong"}, `"user":"app","pass":"pw",`, `"user":"app","pass":"wrong",`, "PONG"},
+		{"nkey", embedded.Server{NKeySeed: seed}, Config{NKeySeed: otherSeed}, "", `"nkey":"UAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA","sig":"AAAA",`, ""},
 	} {
 		t.Run(tc.kind, func(t *testing.T) {
-			cfg := tc.server
-			cfg.Listen = "127.0.0.1:0"
-			c := open(t, cfg)
+			srv := tc.server
+			srv.Listen = "127.0.0.1:0"
+			c := open(t, Config{Server: srv})
 			if err := c.Enqueue(context.Background(), Job{Queue: "q", ID: "own"}); err != nil {
 				t.Fatalf("own in-memory connection: %v", err)
 			}
 			url := c.URL()
 			addr := strings.TrimPrefix(url, "nats://")
-			right := tc.server
+			right := Config{Token: tc.server.Token, User: tc.server.User, Password: tc.server.Password, NKeySeed: tc.server.NKeySeed}
 			for name, client := range map[string]Config{"no credentials": {}, "wrong": tc.wrong} {
 				client.URL, client.Queues = url, []string{"q"}
 				if cl, err := Open(context.Background(), client); err == nil {
@@ -235,7 +220,7 @@ func selfSigned(t *testing.T) tls.Certificate {
 // one without TLS, or without the token, is refused.
 func TestTLS(t *testing.T) {
 	cert := selfSigned(t)
-	c := open(t, Config{Listen: "127.0.0.1:0", Token: "s3cret", TLS: &tls.Config{Certificates: []tls.Certificate{cert}}})
+	c := open(t, Config{Server: embedded.Server{Listen: "127.0.0.1:0", Token: "s3cret", TLS: &tls.Config{Certificates: []tls.Certificate{cert}}}})
 	roots := x509.NewCertPool()
 	roots.AddCert(cert.Leaf)
 	client := func(token string, tlsCfg *tls.Config) (*Client, error) {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/ttlkit/ttlkit/jobs"
+	"github.com/ttlkit/ttlkit/natsjobs/embedded"
 )
 
 // go test -run '^$' -bench . -benchtime 20000x ./
@@ -253,7 +254,7 @@ func BenchmarkReopen(b *testing.B) {
 			n = 10_000
 		}
 		ctx := context.Background()
-		cfg := Config{StoreDir: b.TempDir(), Queues: []string{"q"}}
+		cfg := Config{Server: embedded.Server{StoreDir: b.TempDir()}, Queues: []string{"q"}}
 		c, err := Open(ctx, cfg)
 		if err != nil {
 			b.Fatal(err)
@@ -348,7 +349,7 @@ func childServer(b *testing.B) (url string, stop func()) {
 // serveChild is the child process of childServer: it prints its URL and
 // serves until its stdin closes.
 func serveChild() int {
-	c, err := Open(context.Background(), Config{Ephemeral: true, Listen: "127.0.0.1:0", Queues: []string{"q"}})
+	c, err := Open(context.Background(), Config{Server: embedded.Server{Ephemeral: true, Listen: "127.0.0.1:0"}, Queues: []string{"q"}})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/ttlkit/ttlkit/jobs"
+	"github.com/ttlkit/ttlkit/natsjobs/embedded"
 )
 
 // cluster is three nats-servers in this process, each with JetStream and
@@ -321,7 +322,7 @@ func TestClusterR3LosesNothing(t *testing.T) {
 	if _, err := Open(ctx, Config{URL: cl.url(0), Queues: []string{"r5"}, Replicas: 5}); err == nil || !strings.Contains(err.Error(), "Replicas 5") {
 		t.Errorf("Open with Replicas 5 on 3 servers: got %v, want an error naming Replicas 5", err)
 	}
-	for _, name := range []string{workStream("q"), deadStream("q"), advStream("q")} {
+	for _, name := range []string{workStream("q"), deadStream("q")} {
 		var s jetstream.Stream
 		retrying(t, "stream "+name, func() (err error) { s, err = cs[0].js.Stream(ctx, name); return err })
 		if got := s.CachedInfo().Config.Replicas; got != 3 {
@@ -343,12 +344,10 @@ func TestClusterR3LosesNothing(t *testing.T) {
 	ids = append(ids, enqueueRetrying(t, cs[1], "later-a-", n/2, time.Now().Add(1500*time.Millisecond))...)
 	ta.waitRan(t, cs[0], ids[:n/2])
 	// Open and Work set the consumers up with the same Replicas.
-	for _, cons := range []struct{ stream, name string }{{workStream("q"), workerConsumer}, {advStream("q"), advConsumer}} {
-		var ci jetstream.Consumer
-		retrying(t, "consumer "+cons.name, func() (err error) { ci, err = cs[0].js.Consumer(ctx, cons.stream, cons.name); return err })
-		if got := ci.CachedInfo().Config.Replicas; got != 3 {
-			t.Errorf("consumer %s: Replicas %d, want 3", cons.name, got)
-		}
+	var ci jetstream.Consumer
+	retrying(t, "consumer "+workerConsumer, func() (err error) { ci, err = cs[0].js.Consumer(ctx, workStream("q"), workerConsumer); return err })
+	if got := ci.CachedInfo().Config.Replicas; got != 3 {
+		t.Errorf("consumer %s: Replicas %d, want 3", workerConsumer, got)
 	}
 
 	var s jetstream.Stream
@@ -449,7 +448,7 @@ func TestReplicasValidated(t *testing.T) {
 		{-1, "out of range"}, {2, "use 1, 3 or 5"}, {4, "use 1, 3 or 5"}, {6, "out of range"},
 		{3, "needs a cluster"}, {5, "needs a cluster"},
 	} {
-		_, err := Open(context.Background(), Config{Ephemeral: true, Queues: []string{"q"}, Replicas: tc.replicas})
+		_, err := Open(context.Background(), Config{Server: embedded.Server{Ephemeral: true}, Queues: []string{"q"}, Replicas: tc.replicas})
 		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Replicas %d: got %v, want ErrInvalid mentioning %q", tc.replicas, err, tc.want)
 		}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ttlkit/ttlkit/jobs"
+	"github.com/ttlkit/ttlkit/natsjobs/embedded"
 )
 
 // Crash tests run workers in child processes: the test binary re-executed
@@ -208,7 +209,7 @@ func TestCrashWorkerKilled(t *testing.T) {
 		t.Skip("child processes")
 	}
 	n := crashSize()
-	c := open(t, Config{Listen: "127.0.0.1:0", AckWait: time.Second})
+	c := open(t, Config{Server: embedded.Server{Listen: "127.0.0.1:0"}, AckWait: time.Second})
 	enqueueN(t, c, n, time.Time{})
 	events := make(chan childEvent, 1024)
 	const kills = 3
@@ -291,7 +292,7 @@ func TestThreeWorkerProcesses(t *testing.T) {
 		t.Skip("child processes")
 	}
 	n := crashSize()
-	c := open(t, Config{Listen: "127.0.0.1:0", AckWait: time.Second})
+	c := open(t, Config{Server: embedded.Server{Listen: "127.0.0.1:0"}, AckWait: time.Second})
 	events := make(chan childEvent, 1024)
 	var kids []*child
 	for i := range 3 {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/ttlkit/ttlkit/natsjobs/embedded"
 )
 
 func TestCronSpec(t *testing.T) {
@@ -111,7 +112,7 @@ func TestCronTenSecondsAndOutage(t *testing.T) {
 	}
 	dir := t.TempDir()
 	ctx := context.Background()
-	cfg := Config{StoreDir: dir, Queues: []string{"q"}}
+	cfg := Config{Server: embedded.Server{StoreDir: dir}, Queues: []string{"q"}}
 	runs := make(chan Run, 100)
 	fn := func(ctx context.Context, r Run) error { runs <- r; return nil }
 	c := open(t, cfg)
@@ -196,7 +197,7 @@ func TestCronChainSurvivesWorkerDeathBeforeRearm(t *testing.T) {
 // stored the next one: the chain goes on in the other workers, each
 // activation once.
 func TestCronChainSurvivesSIGKILL(t *testing.T) {
-	c := open(t, Config{Listen: "127.0.0.1:0"})
+	c := open(t, Config{Server: embedded.Server{Listen: "127.0.0.1:0"}})
 	ctx := context.Background()
 	events := make(chan childEvent, 100)
 	ch := startChild(t, 0, c.URL(), 1, events)

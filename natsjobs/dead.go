@@ -24,9 +24,9 @@ type DeadLetter struct {
 }
 
 // bury stores j as a dead letter. The message ID names the delivery, so a
-// second attempt to bury the same delivery (a worker that died between
-// storing and acknowledging, then the server's advisory) is dropped by the
-// server and OnDead runs once.
+// second attempt to bury the same message (a worker that died between
+// storing and acknowledging, then the next delivery's worker) is dropped
+// by the server and WorkOptions.DeadLetter runs once.
 func (w *worker) bury(ctx context.Context, j Job, seq uint64, attempts int, cause error) error {
 	text := strings.Map(func(r rune) rune {
 		if r == '\r' || r == '\n' {
@@ -58,46 +58,65 @@ func (w *worker) bury(ctx context.Context, j Job, seq uint64, attempts int, caus
 	return nil
 }
 
-// advisory handles the server's notice that a delivery reached the
-// consumer's MaxDeliver without an outcome (its workers kept dying): the
-// job is dead-lettered and removed from the work stream.
-func (w *worker) advisory(m jetstream.Msg) {
-	var a struct {
-		StreamSeq  uint64 `json:"stream_seq"`
-		Deliveries uint64 `json:"deliveries"`
-	}
-	if err := json.Unmarshal(m.Data(), &a); err != nil || a.StreamSeq == 0 {
-		m.Term()
-		return
-	}
-	ctx, cancel := context.WithTimeout(w.ctx, w.c.cfg.Timeout)
-	defer cancel()
-	raw, err := w.stream.GetMsg(ctx, a.StreamSeq)
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		m.Ack() // acknowledged or replaced meanwhile
-		return
+// buryLeftovers empties what an earlier version left: its advisory stream
+// holds the server's notices of deliveries that reached the consumer's
+// MaxDeliver then. The server delivers such a message no more, so each is
+// buried here (as run buries one delivered beyond its attempts) and
+// deleted from the work stream; then the advisory stream is deleted. Work
+// calls it before it pulls, so nothing waits on it later.
+func (w *worker) buryLeftovers(ctx context.Context) error {
+	adv, err := w.c.js.Stream(ctx, advStream(w.queue))
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil
 	}
 	if err != nil {
-		m.Nak()
-		return
+		return w.c.apiErr("stream "+advStream(w.queue), err)
 	}
-	prefix := readySubject(w.queue, "")
-	if !strings.HasPrefix(raw.Subject, prefix) {
-		m.Ack()
-		return
+	work, err := w.c.js.Stream(ctx, workStream(w.queue))
+	if err != nil {
+		return w.c.apiErr("stream "+workStream(w.queue), err)
 	}
-	prior, _ := strconv.Atoi(raw.Header.Get(hdrAttempts))
-	j := Job{Queue: w.queue, ID: idOf(raw.Subject, prefix), Payload: raw.Data, Header: userHeader(raw.Header), Timeout: jobTimeout(raw.Header)}
-	cause := fmt.Errorf("natsjobs: delivered %d times without an outcome (the worker died or overran AckWait each time)", a.Deliveries)
-	if err := w.bury(ctx, j, a.StreamSeq, prior+int(a.Deliveries), cause); err != nil {
-		m.Nak()
-		return
+	st := adv.CachedInfo().State
+	for seq := st.FirstSeq; st.Msgs > 0 && seq <= st.LastSeq; seq++ {
+		m, err := adv.GetMsg(ctx, seq)
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			continue
+		}
+		if err != nil {
+			return w.c.apiErr("advisory", err)
+		}
+		var a struct {
+			StreamSeq  uint64 `json:"stream_seq"`
+			Deliveries int    `json:"deliveries"`
+		}
+		if json.Unmarshal(m.Data, &a) != nil || a.StreamSeq == 0 {
+			continue
+		}
+		raw, err := work.GetMsg(ctx, a.StreamSeq)
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			continue // acknowledged or replaced meanwhile
+		}
+		if err != nil {
+			return w.c.apiErr("advisory", err)
+		}
+		prefix := readySubject(w.queue, "")
+		if !strings.HasPrefix(raw.Subject, prefix) {
+			continue
+		}
+		prior, _ := strconv.Atoi(raw.Header.Get(hdrAttempts))
+		j := Job{Queue: w.queue, ID: idOf(raw.Subject, prefix), Payload: raw.Data, Header: userHeader(raw.Header), Timeout: jobTimeout(raw.Header)}
+		cause := fmt.Errorf("natsjobs: delivered %d times without an outcome", a.Deliveries)
+		if err := w.bury(ctx, j, a.StreamSeq, prior+a.Deliveries, cause); err != nil {
+			return err
+		}
+		if err := w.c.deleteMsg(ctx, w.queue, a.StreamSeq); err != nil && !errors.Is(err, errTaken) {
+			return err
+		}
 	}
-	if err := w.stream.DeleteMsg(ctx, a.StreamSeq); err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) && !errIs(err, jetstream.JSErrCodeMessageNotFound) {
-		m.Nak()
-		return
+	if err := w.c.js.DeleteStream(ctx, advStream(w.queue)); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
+		return w.c.apiErr("delete stream "+advStream(w.queue), err)
 	}
-	m.Ack()
+	return nil
 }
 
 // DeadLetters returns the queue's dead letters, oldest first.

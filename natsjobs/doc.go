@@ -5,8 +5,9 @@
 // runs each job.
 //
 //	c, err := natsjobs.Open(ctx, natsjobs.Config{
-//		StoreDir: "/var/lib/shop/jobs", // embedded server, data kept here
-//		Queues:   []string{"orders"},
+//		// nats-server in this process (package natsjobs/embedded), data kept here
+//		Server: embedded.Server{StoreDir: "/var/lib/shop/jobs"},
+//		Queues: []string{"orders"},
 //	})
 //	...
 //	defer c.Close()
@@ -25,13 +26,18 @@
 //
 // # Two ways to deploy
 //
-// Embedded (the default, Config.StoreDir): nats-server runs inside the
-// process and stores the jobs in StoreDir; no port is opened unless
-// Config.Listen asks for one, so that other processes (more workers) can
-// connect with Config.URL. One binary, nothing to install. A port beyond
-// loopback requires credentials (Config.Token, User and Password, or
-// NKeySeed), which every client, this process's included, then presents;
-// Config.TLS adds TLS to it.
+// Embedded (the default, Config.Server: embedded.Server{StoreDir: dir}):
+// nats-server runs inside the process and stores the jobs in StoreDir; no
+// port is opened unless embedded.Server.Listen asks for one, so that other
+// processes (more workers) can connect with Config.URL. One binary,
+// nothing to install. A port beyond loopback requires credentials
+// (embedded.Server's Token, User and Password, or NKeySeed), which every
+// client, this process's included, then presents; embedded.Server.TLS
+// adds TLS to it. The server lives in package natsjobs/embedded, and
+// this package does not import it, so that a worker process that
+// connects by URL links no nats-server (under half the binary's size);
+// it is a Config field rather than a side effect of a blank import, so
+// that a program that needs it and forgot it does not compile.
 //
 // External (Config.URL): connect to a NATS server or cluster, 2.14 or
 // newer, with JetStream enabled. Config.Replicas = 3 keeps every queue
@@ -53,14 +59,17 @@
 //     replaced the job returned, the withdrawn copy never starts, on any
 //     worker of any process, wherever it was: waiting on the server, held
 //     in a worker until due, taken by a runner, waiting for a retry, a
-//     cron activation. A run starts only after the server confirmed that
-//     its message is still stored (one round trip), and cancelling or
-//     replacing removes that message; a run the server confirmed before
-//     the Cancel keeps running. A cron job's schedule and its current
-//     activation are removed in one step, so that no activation re-arms
-//     the job after Cancel.
-//   - One of N: each delivery goes to exactly one worker of the queue. A
-//     job runs twice only if a worker died (or lost the server) while
+//     cron activation, fired by the server as Cancel removed its schedule.
+//     A run starts only after the server confirmed that its message is
+//     still stored and, for a copy fired from a schedule, that the
+//     schedule's generation was not cancelled (one round trip);
+//     cancelling or replacing removes the message and marks the
+//     generation of the schedule it withdraws. A run the server
+//     confirmed before the Cancel keeps running, and no cron activation
+//     re-arms the job after Cancel.
+//   - One of N: each delivery goes to exactly one worker of the queue,
+//     which asks for one only when a handler is free, so a busy worker
+//     holds no job another could run. A job runs twice only if a worker died (or lost the server) while
 //     running it, before its success was stored: handlers should be
 //     idempotent. A success the server confirmed is never run again, and
 //     a job is confirmed (OnFinish: Succeeded) once even when it ran twice.

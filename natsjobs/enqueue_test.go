@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/ttlkit/ttlkit/jobs"
+	"github.com/ttlkit/ttlkit/natsjobs/embedded"
 )
 
 // collect runs a worker that sends every run's ID and payload.
@@ -202,14 +203,16 @@ func TestBadConfig(t *testing.T) {
 		cfg  Config
 		want string
 	}{
-		{"NoStore", Config{Queues: []string{"q"}}, "StoreDir is required"},
-		{"StoreAndEphemeral", Config{StoreDir: "x", Ephemeral: true, Queues: []string{"q"}}, "exclusive"},
-		{"URLAndStore", Config{URL: "nats://x", StoreDir: "x", Queues: []string{"q"}}, "embedded server only"},
-		{"NoQueues", Config{Ephemeral: true}, "no Queues"},
-		{"BadQueue", Config{Ephemeral: true, Queues: []string{"a.b"}}, "only letters"},
-		{"Replicas", Config{Ephemeral: true, Queues: []string{"q"}, Replicas: 7}, "Replicas"},
-		{"EmbeddedR3", Config{Ephemeral: true, Queues: []string{"q"}, Replicas: 3}, "needs a cluster"},
-		{"AckWait", Config{Ephemeral: true, Queues: []string{"q"}, AckWait: time.Millisecond}, "AckWait"},
+		{"NoServer", Config{Queues: []string{"q"}}, "set URL, or Server"},
+		{"NoStore", Config{Server: embedded.Server{}, Queues: []string{"q"}}, "StoreDir is required"},
+		{"StoreAndEphemeral", Config{Server: embedded.Server{StoreDir: "x", Ephemeral: true}, Queues: []string{"q"}}, "exclusive"},
+		{"URLAndServer", Config{Server: embedded.Server{StoreDir: "x"}, URL: "nats://x", Queues: []string{"q"}}, "exclusive"},
+		{"ServerAndToken", Config{Server: embedded.Server{Ephemeral: true}, Token: "t", Queues: []string{"q"}}, "go in embedded.Server"},
+		{"NoQueues", Config{Server: embedded.Server{Ephemeral: true}}, "no Queues"},
+		{"BadQueue", Config{Server: embedded.Server{Ephemeral: true}, Queues: []string{"a.b"}}, "only letters"},
+		{"Replicas", Config{Server: embedded.Server{Ephemeral: true}, Queues: []string{"q"}, Replicas: 7}, "Replicas"},
+		{"EmbeddedR3", Config{Server: embedded.Server{Ephemeral: true}, Queues: []string{"q"}, Replicas: 3}, "needs a cluster"},
+		{"AckWait", Config{Server: embedded.Server{Ephemeral: true}, Queues: []string{"q"}, AckWait: time.Millisecond}, "AckWait"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Open(context.Background(), tc.cfg)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/ttlkit/ttlkit/natsjobs/internal/natsauth"
 )
 
 // Errors returned by this package. Errors from the server are wrapped, so
@@ -26,7 +27,9 @@ var (
 	// ErrInvalid is wrapped by every error about bad input: an empty or
 	// malformed ID, an unknown queue, a payload over the server's limit,
 	// a bad cron spec or time zone, a time in the past, a bad Config.
-	ErrInvalid = errors.New("natsjobs: invalid argument")
+	// (package natsjobs/embedded's errors wrap it too: it is the same
+	// value as embedded.ErrInvalid).
+	ErrInvalid = natsauth.ErrInvalid
 	// ErrNotFound is returned by Redrive when the queue holds no dead
 	// letter for the ID, by Get when it holds no job of the ID, and by
 	// the operations API (List, Get, Pause, Resume, Purge, QueueStats,
@@ -45,9 +48,7 @@ var (
 	ErrShutdown = errors.New("natsjobs: worker stopped")
 )
 
-func invalidf(format string, args ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, args...)...)
-}
+func invalidf(format string, args ...any) error { return natsauth.Invalidf(format, args...) }
 
 // wrap classifies an error from the client library: connection-level
 // failures become ErrUnavailable, the rest is prefixed with what failed.

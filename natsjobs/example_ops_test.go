@@ -6,13 +6,14 @@ import (
 	"time"
 
 	"github.com/ttlkit/ttlkit/natsjobs"
+	"github.com/ttlkit/ttlkit/natsjobs/embedded"
 )
 
 // An operator pauses a queue, looks at what waits in it, page by page,
 // and at one job.
 func ExampleClient_List() {
 	ctx := context.Background()
-	c, err := natsjobs.Open(ctx, natsjobs.Config{Ephemeral: true, Queues: []string{"orders"}})
+	c, err := natsjobs.Open(ctx, natsjobs.Config{Server: embedded.Server{Ephemeral: true}, Queues: []string{"orders"}})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"github.com/ttlkit/ttlkit/natsjobs"
+	"github.com/ttlkit/ttlkit/natsjobs/embedded"
 )
 
 func Example() {
 	ctx := context.Background()
 	c, err := natsjobs.Open(ctx, natsjobs.Config{
-		Ephemeral: true, // a real program sets StoreDir
-		Queues:    []string{"orders"},
+		Server: embedded.Server{Ephemeral: true}, // a real program sets StoreDir
+		Queues: []string{"orders"},
 	})
 	if err != nil {
 		fmt.Println(err)
@@ -40,7 +41,7 @@ func Example() {
 // it was (its payload and time) and says so with ErrExists.
 func ExampleUnique() {
 	ctx := context.Background()
-	c, err := natsjobs.Open(ctx, natsjobs.Config{Ephemeral: true, Queues: []string{"mail"}})
+	c, err := natsjobs.Open(ctx, natsjobs.Config{Server: embedded.Server{Ephemeral: true}, Queues: []string{"mail"}})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -76,7 +77,7 @@ func ExampleUnique() {
 // ErrShutdown, and the unfinished job goes back to the queue.
 func ExampleWorkOptions() {
 	ctx := context.Background()
-	c, err := natsjobs.Open(ctx, natsjobs.Config{Ephemeral: true, Queues: []string{"reports"}})
+	c, err := natsjobs.Open(ctx, natsjobs.Config{Server: embedded.Server{Ephemeral: true}, Queues: []string{"reports"}})
 	if err != nil {
 		fmt.Println(err)
 		return

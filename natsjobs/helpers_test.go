@@ -5,13 +5,21 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ttlkit/ttlkit/natsjobs/embedded"
 )
 
-// open starts an ephemeral embedded server for one test.
+// open opens a client for one test, closed when it ends: with neither
+// URL nor Server, on an ephemeral embedded server; an embedded.Server
+// without StoreDir is made Ephemeral.
 func open(t testing.TB, cfg Config) *Client {
 	t.Helper()
-	if cfg.URL == "" && cfg.StoreDir == "" {
-		cfg.Ephemeral = true
+	if cfg.URL == "" && cfg.Server == nil {
+		cfg.Server = embedded.Server{}
+	}
+	if s, ok := cfg.Server.(embedded.Server); ok && s.StoreDir == "" {
+		s.Ephemeral = true
+		cfg.Server = s
 	}
 	if len(cfg.Queues) == 0 {
 		cfg.Queues = []string{"q"}

@@ -5,64 +5,42 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"net"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/nats-io/nkeys"
-	"github.com/ttlkit/ttlkit/jobs"
+	"github.com/ttlkit/ttlkit/natsjobs/internal/natsauth"
 )
 
-// Config configures Open. Queues is required; so is StoreDir for an
-// embedded server unless Ephemeral is set.
+// Config configures Open. Queues is required, and one of URL and Server.
 type Config struct {
 	// URL of an existing server or cluster ("nats://a:4222,nats://b:4222").
-	// Empty starts an embedded server in this process instead.
 	URL string
-	// Options are extra client options for URL (credentials, TLS, name).
+	// Server, instead of URL, is a server that Open starts inside this
+	// process and Close stops: embedded.Server (package
+	// natsjobs/embedded), with its store directory, its Listen address
+	// for other processes and the credentials it requires. Open connects
+	// to it in memory. It is an interface so that a worker that connects
+	// by URL links no nats-server.
+	Server Server
+	// Options are extra client options (credentials, TLS, name), after
+	// those of Server or URL.
 	Options []nats.Option
 
-	// StoreDir is the embedded server's store directory. It is locked while
-	// open: a second Open on it, from any process, fails.
-	StoreDir string
-	// Ephemeral stores the embedded server's data in a temporary directory
-	// that Close removes (tests). StoreDir must then be empty.
-	Ephemeral bool
-	// Listen is the address ("127.0.0.1:4222"; port 0 picks one) on which
-	// the embedded server accepts other processes. Empty: no port at all,
-	// this process talks to its server in memory. An address that is not
-	// loopback (a host name other than localhost, an unspecified or
-	// another interface's address) requires credentials (Token, User or
-	// NKeySeed) unless InsecureNoAuth is set: Open refuses it otherwise
-	// (ErrInvalid), since anyone who reaches the port could enqueue,
-	// cancel and read jobs.
-	Listen string
-	// InsecureNoAuth lets Listen accept clients on a non-loopback address
-	// without credentials (a private network that is trusted as a whole).
-	InsecureNoAuth bool
-
-	// Credentials: at most one of Token, User with Password, NKeySeed.
-	// With URL they authenticate this client. With the embedded server
-	// they are what it requires of every client, this process's own
-	// in-memory connection included: other processes connect to Listen
-	// with the same credentials in their Config.
+	// Credentials for URL: at most one of Token, User with Password,
+	// NKeySeed. (An embedded server's own go in embedded.Server, which
+	// presents them on this process's connection by itself.)
 	Token    string
 	User     string
 	Password string
 	// NKeySeed is an nkey user seed ("SU..."; nk -gen user): the client
-	// signs the server's challenge with it, the embedded server admits
-	// its public key. The seed is a secret, as a password is.
+	// signs the server's challenge with it. The seed is a secret, as a
+	// password is.
 	NKeySeed string
 	// TLS, with URL, is the client's TLS configuration (root CAs, a
-	// client certificate): the connection must use TLS. With the
-	// embedded server and Listen, it is the server's, and must hold a
-	// certificate: clients connecting to Listen must use TLS (and present
-	// a verified certificate if ClientAuth is RequireAndVerifyClientCert);
-	// this process's in-memory connection does not.
+	// client certificate): the connection must use TLS.
 	TLS *tls.Config
 
 	// Queues names every queue this client enqueues to or works on:
@@ -72,7 +50,7 @@ type Config struct {
 	// queue the server has (see Queues and the operations API).
 	Queues []string
 	// Replicas is the number of copies the cluster keeps of each stream
-	// and consumer this package creates (jobs, dead letters, advisories):
+	// and consumer this package creates (jobs, dead letters):
 	// 1, 3 or 5. R3 survives the loss of one server, R5 of two; the
 	// cluster needs at least that many JetStream servers. Zero means 1;
 	// other values are refused (ErrInvalid), and so is more than 1 for
@@ -86,18 +64,20 @@ type Config struct {
 	Timeout time.Duration
 }
 
+func (c *Config) creds() natsauth.Creds {
+	return natsauth.Creds{Token: c.Token, User: c.User, Password: c.Password, NKeySeed: c.NKeySeed}
+}
+
 func (c *Config) validate() error {
-	if c.URL == "" {
-		if c.Ephemeral && c.StoreDir != "" {
-			return invalidf("Config: StoreDir and Ephemeral are exclusive")
-		}
-		if !c.Ephemeral && c.StoreDir == "" {
-			return invalidf("Config: StoreDir is required for the embedded server (or set Ephemeral)")
-		}
-	} else if c.StoreDir != "" || c.Ephemeral || c.Listen != "" || c.InsecureNoAuth {
-		return invalidf("Config: StoreDir, Ephemeral, Listen and InsecureNoAuth apply to the embedded server only, not with URL")
+	switch {
+	case c.URL == "" && c.Server == nil:
+		return invalidf("Config: set URL, or Server for a server in this process (embedded.Server{StoreDir: dir})")
+	case c.URL != "" && c.Server != nil:
+		return invalidf("Config: URL and Server are exclusive")
+	case c.Server != nil && (c.creds().Set() || c.TLS != nil):
+		return invalidf("Config: Token, User, Password, NKeySeed and TLS go with URL; an embedded server's go in embedded.Server")
 	}
-	if err := c.validateAuth(); err != nil {
+	if err := c.creds().Check("Config"); err != nil {
 		return err
 	}
 	if len(c.Queues) == 0 && c.URL == "" {
@@ -133,91 +113,15 @@ func (c *Config) validate() error {
 	return nil
 }
 
-// validateAuth checks the credentials, TLS and Listen's need for them.
-func (c *Config) validateAuth() error {
-	kinds := 0
-	for _, set := range []bool{c.Token != "", c.User != "" || c.Password != "", c.NKeySeed != ""} {
-		if set {
-			kinds++
-		}
-	}
-	switch {
-	case kinds > 1:
-		return invalidf("Config: give one of Token, User and Password, NKeySeed")
-	case (c.User == "") != (c.Password == ""):
-		return invalidf("Config: User and Password go together")
-	}
-	if c.NKeySeed != "" {
-		if _, _, err := nkeyUser(c.NKeySeed); err != nil {
-			return err
-		}
-	}
-	if c.URL != "" {
-		return nil
-	}
-	if c.TLS != nil {
-		if c.Listen == "" {
-			return invalidf("Config: TLS for the embedded server needs Listen")
-		}
-		if len(c.TLS.Certificates) == 0 && c.TLS.GetCertificate == nil {
-			return invalidf("Config: TLS for the embedded server needs a certificate")
-		}
-	}
-	if c.Listen != "" && kinds == 0 && !c.InsecureNoAuth {
-		host, _, err := net.SplitHostPort(c.Listen)
-		if err != nil {
-			return invalidf("Config.Listen %q: %v", c.Listen, err)
-		}
-		if !loopback(host) {
-			return invalidf("Config.Listen %q is not loopback: set Token, User and Password or NKeySeed (or InsecureNoAuth)", c.Listen)
-		}
-	}
-	return nil
-}
-
-// loopback reports whether host names only this machine: "localhost" or
-// a loopback address. An empty host listens on every interface.
-func loopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
-// nkeyUser parses a user seed and returns its key pair and public key.
-func nkeyUser(seed string) (nkeys.KeyPair, string, error) {
-	kp, err := nkeys.FromSeed([]byte(seed))
-	if err != nil {
-		return nil, "", invalidf("Config.NKeySeed: %v", err)
-	}
-	pub, err := kp.PublicKey()
-	if err != nil || !nkeys.IsValidPublicUserKey(pub) {
-		return nil, "", invalidf("Config.NKeySeed: not a user seed (SU...)")
-	}
-	return kp, pub, nil
-}
-
-// authOptions are the client options that present the credentials.
-func (c *Config) authOptions() []nats.Option {
-	switch {
-	case c.Token != "":
-		return []nats.Option{nats.Token(c.Token)}
-	case c.User != "":
-		return []nats.Option{nats.UserInfo(c.User, c.Password)}
-	case c.NKeySeed != "":
-		kp, pub, _ := nkeyUser(c.NKeySeed) // validated
-		return []nats.Option{nats.Nkey(pub, kp.Sign)}
-	}
-	return nil
-}
-
 // Client enqueues jobs and runs workers. It is safe for concurrent use.
 type Client struct {
-	cfg    Config
-	nc     *nats.Conn
-	js     jetstream.JetStream
-	server *embedded // nil with Config.URL
+	cfg Config
+	nc  *nats.Conn
+	js  jetstream.JetStream
+	// With Config.Server: the address other processes use (empty if
+	// none) and the server's stop (nil with Config.URL).
+	serverURL  string
+	stopServer func()
 
 	schedules sync.Map // cron spec (with its CRON_TZ prefix) -> *cron.Schedule
 
@@ -227,10 +131,11 @@ type Client struct {
 	works  sync.WaitGroup
 }
 
-// Open connects to Config.URL, or starts an embedded server, and creates
-// the queues' streams if they do not exist. It fails with ErrInvalid for a
-// bad Config, ErrUnavailable when the server cannot be reached, and an
-// error naming the version when the server is older than 2.14.
+// Open connects to Config.URL, or starts Config.Server and connects to it
+// in memory, and creates the queues' streams if they do not exist. It
+// fails with ErrInvalid for a bad Config (or Server), ErrUnavailable when
+// the server cannot be reached, and an error naming the version when the
+// server is older than 2.14. On failure a started server is stopped.
 func Open(ctx context.Context, cfg Config) (*Client, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -246,24 +151,23 @@ func Open(ctx context.Context, cfg Config) (*Client, error) {
 		nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) {}),
 	}
 	url := cfg.URL
-	if url == "" {
-		e, err := startEmbedded(&cfg)
+	if cfg.Server != nil {
+		sopts, public, stop, err := cfg.Server.StartServer()
 		if err != nil {
 			return nil, err
 		}
-		c.server = e
-		// In memory: no TLS even when Listen requires it (a tls://
-		// URL would make the client ask for it).
-		url = strings.Replace(e.srv.ClientURL(), "tls://", "nats://", 1)
-		opts = append(opts, nats.InProcessServer(e.srv))
+		c.serverURL, c.stopServer = public, stop
+		// sopts reach the server in memory: no address is dialled.
+		url = inProcessURL
+		opts = append(opts, sopts...)
 	} else {
 		opts = append(opts, nats.Timeout(cfg.Timeout))
 		if cfg.TLS != nil {
 			opts = append(opts, nats.Secure(cfg.TLS))
 		}
-		opts = append(opts, cfg.Options...)
+		opts = append(opts, cfg.creds().ClientOptions()...)
 	}
-	opts = append(opts, cfg.authOptions()...)
+	opts = append(opts, cfg.Options...)
 	nc, err := nats.Connect(url, opts...)
 	if err != nil {
 		c.shutdownServer()
@@ -288,23 +192,20 @@ func Open(ctx context.Context, cfg Config) (*Client, error) {
 	return c, nil
 }
 
-// URL returns the address other processes use to reach the embedded server
-// (empty unless Config.Listen is set), or Config.URL.
+// URL returns Config.URL, or the address other processes use to reach
+// Config.Server (empty unless it listens: embedded.Server.Listen).
 func (c *Client) URL() string {
-	if c.server == nil {
-		return c.cfg.URL
+	if c.cfg.Server != nil {
+		return c.serverURL
 	}
-	if c.cfg.Listen == "" {
-		return ""
-	}
-	return c.server.srv.ClientURL()
+	return c.cfg.URL
 }
 
 // Close stops every Work (each shuts down as Work describes: its running
 // handlers get WorkOptions.Grace, then their ctx is cancelled), waits for
-// them, closes the connection and, with an
-// embedded server, shuts it down after its store is flushed. Jobs not yet
-// run stay stored for the next Open. Close is idempotent; later calls of
+// them, closes the connection and, with Config.Server, stops the server
+// after its store is flushed. Jobs not yet run stay stored for the next
+// Open. Close is idempotent; later calls of
 // any method return ErrClosed.
 func (c *Client) Close() error {
 	c.mu.Lock()
@@ -329,8 +230,8 @@ func (c *Client) closeConn() {
 }
 
 func (c *Client) shutdownServer() {
-	if c.server != nil {
-		c.server.stop()
+	if c.stopServer != nil {
+		c.stopServer()
 	}
 }
 
@@ -378,8 +279,11 @@ func checkQueueName(q string) error {
 //
 //	stream natsjobs_q (work queue)  natsjobs.q.s.<id>  schedule: the job waiting for its time
 //	                                natsjobs.q.r.<id>  ready: the job due, for the workers
+//	                                natsjobs.q.x.<id>.<gen>  tombstone of a withdrawn schedule
 //	stream natsjobs_q_dead (limits) natsjobs.q.dead.<id>  dead letters, one per ID
-//	stream natsjobs_q_adv (work queue) the server's max-deliveries advisories for q
+//
+// Earlier versions kept a third stream, natsjobs_q_adv, for the server's
+// max-deliveries advisories; Work empties and deletes it (buryLeftovers).
 func workStream(q string) string       { return "natsjobs_" + q }
 func deadStream(q string) string       { return "natsjobs_" + q + "_dead" }
 func advStream(q string) string        { return "natsjobs_" + q + "_adv" }
@@ -387,15 +291,12 @@ func schedSubject(q, id string) string { return "natsjobs." + q + ".s." + id }
 func readySubject(q, id string) string { return "natsjobs." + q + ".r." + id }
 func deadSubject(q, id string) string  { return "natsjobs." + q + ".dead." + id }
 func jobSubjects(q, id string) string  { return "natsjobs." + q + ".*." + id } // schedule and ready
-func advSubject(q string) string {
-	return "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES." + workStream(q) + "." + workerConsumer
+func tombSubject(q, id, gen string) string {
+	return "natsjobs." + q + ".x." + id + "." + gen // outside jobSubjects (one more token)
 }
 func idOf(subject, prefix string) string { return subject[len(prefix):] }
 
-const (
-	workerConsumer = "workers"
-	advConsumer    = "advisories"
-)
+const workerConsumer = "workers"
 
 // noDedupe is the shortest duplicate window the server takes, for the
 // streams whose messages carry no Nats-Msg-Id: at start the server reads
@@ -403,17 +304,18 @@ const (
 // which with the default of two minutes was most of a restart's time.
 const noDedupe = 100 * time.Millisecond
 
-// declare creates or updates the queue's three streams.
+// declare creates or updates the queue's two streams.
 func (c *Client) declare(ctx context.Context, q string) error {
 	storage := jetstream.FileStorage
 	streams := []jetstream.StreamConfig{{
 		Name:              workStream(q),
-		Subjects:          []string{"natsjobs." + q + ".s.>", "natsjobs." + q + ".r.>"},
+		Subjects:          []string{"natsjobs." + q + ".s.>", "natsjobs." + q + ".r.>", "natsjobs." + q + ".x.>"},
 		Retention:         jetstream.WorkQueuePolicy,
 		Storage:           storage,
 		Replicas:          c.cfg.Replicas,
 		MaxMsgsPerSubject: 1, // one schedule and one ready message per ID: re-enqueueing replaces
 		AllowMsgSchedules: true,
+		AllowMsgTTL:       true, // tombstones (replace.go)
 		AllowRollup:       true,
 		// Direct reads: batched for the operations API (ops_read.go), and
 		// a run's check that its message is still stored (Client.stored)
@@ -429,13 +331,6 @@ func (c *Client) declare(ctx context.Context, q string) error {
 		MaxMsgsPerSubject: 1,
 		AllowDirect:       true,
 		Duplicates:        10 * time.Minute, // dead-letter IDs: one per stored delivery
-	}, {
-		Name:       advStream(q),
-		Subjects:   []string{advSubject(q)},
-		Retention:  jetstream.WorkQueuePolicy,
-		Storage:    storage,
-		Replicas:   c.cfg.Replicas,
-		Duplicates: noDedupe,
 	}}
 	for _, sc := range streams {
 		if _, err := c.js.CreateOrUpdateStream(ctx, sc); err != nil {
@@ -444,11 +339,12 @@ func (c *Client) declare(ctx context.Context, q string) error {
 			return wrap(fmt.Sprintf("create stream %s with Replicas %d", sc.Name, sc.Replicas), err)
 		}
 	}
-	// The workers' consumer is configured by Work (its MaxDeliver is the
-	// retry policy's); create it here only if missing, so that Stats works
-	// before any worker started and jobs are kept for the first one.
+	// The workers' consumer is updated by Work (with its client's AckWait,
+	// and MaxDeliver -1 for one an earlier version made); create it here
+	// only if missing, so that Stats works before any worker started and
+	// jobs are kept for the first one.
 	if _, err := c.js.Consumer(ctx, workStream(q), workerConsumer); errors.Is(err, jetstream.ErrConsumerNotFound) {
-		_, err = c.js.CreateConsumer(ctx, workStream(q), workerConfig(q, c.cfg, defaultRetry))
+		_, err = c.js.CreateConsumer(ctx, workStream(q), workerConfig(q, c.cfg))
 		if err != nil && !errIs(err, jetstream.JSErrCodeConsumerExists) {
 			return wrap("create consumer "+workerConsumer, err)
 		}
@@ -459,14 +355,16 @@ func (c *Client) declare(ctx context.Context, q string) error {
 }
 
 // workerConfig is the workers' shared consumer: deliveries of the ready
-// subjects, redelivered after AckWait, at most r.Attempts times.
-func workerConfig(q string, cfg Config, r jobs.Retry) jetstream.ConsumerConfig {
+// subjects, redelivered after AckWait without limit. The worker that
+// receives a delivery beyond the retry policy's attempts buries it
+// without running it (see run), so the server need not count them.
+func workerConfig(q string, cfg Config) jetstream.ConsumerConfig {
 	return jetstream.ConsumerConfig{
 		Durable:       workerConsumer,
 		FilterSubject: readySubject(q, ">"),
 		AckPolicy:     jetstream.AckExplicitPolicy,
 		AckWait:       cfg.AckWait,
-		MaxDeliver:    r.Attempts,
+		MaxDeliver:    -1,
 		// No cap on unacknowledged deliveries: those a worker holds in
 		// its wheel until due count too, and the server's default (1000)
 		// kept a burst of early ones on the server past their time. A

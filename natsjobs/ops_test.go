@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ttlkit/ttlkit/jobs"
+	"github.com/ttlkit/ttlkit/natsjobs/embedded"
 )
 
 // listIDs lists every job of the state, page by page, and returns the IDs.
@@ -260,7 +261,7 @@ func waitConsuming(t *testing.T, c *Client) {
 func TestPauseSurvivesRestartAndWork(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
-	c := open(t, Config{StoreDir: dir})
+	c := open(t, Config{Server: embedded.Server{StoreDir: dir}})
 	if err := c.Pause(ctx, "q"); err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +273,7 @@ func TestPauseSurvivesRestartAndWork(t *testing.T) {
 	}
 	c.Close()
 
-	c = open(t, Config{StoreDir: dir})
+	c = open(t, Config{Server: embedded.Server{StoreDir: dir}})
 	runs := make(chan string, 1)
 	work(t, c, "q", func(ctx context.Context, r Run) error { runs <- r.ID; return nil }, WorkOptions{Retry: jobs.Retry{Attempts: 7}})
 	waitConsuming(t, c)
@@ -463,7 +464,7 @@ func TestRates(t *testing.T) {
 // An administrative client (URL, no Queues) creates nothing, finds the
 // queues and works on any of them.
 func TestAdminClient(t *testing.T) {
-	srv := open(t, Config{Listen: "127.0.0.1:0", Queues: []string{"q", "orders_dead", "b"}})
+	srv := open(t, Config{Server: embedded.Server{Listen: "127.0.0.1:0"}, Queues: []string{"q", "orders_dead", "b"}})
 	ctx := context.Background()
 	srv.Enqueue(ctx, Job{Queue: "b", ID: "x"})
 	admin, err := Open(ctx, Config{URL: srv.URL()})

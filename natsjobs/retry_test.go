@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/ttlkit/ttlkit/jobs"
+	"github.com/ttlkit/ttlkit/timingwheel"
 )
 
 func TestRetryThenDeadLetterOnce(t *testing.T) {
@@ -127,14 +128,15 @@ func TestLongRetryDelayIsRescheduled(t *testing.T) {
 	}
 }
 
-// A job whose workers die on every delivery is dead-lettered from the
-// server's max-deliveries advisory. The dying worker is simulated by
+// A job whose workers die on every delivery is dead-lettered without a
+// run by the worker that receives it after its last attempt (the consumer
+// counts deliveries without limit). The dying worker is simulated by
 // pulling from the shared consumer and never answering.
 func TestCrashLoopGoesToDeadLetters(t *testing.T) {
 	c := open(t, Config{AckWait: time.Second})
 	ctx := context.Background()
 	retry := jobs.Retry{Attempts: 2}
-	if _, err := c.js.CreateOrUpdateConsumer(ctx, workStream("q"), workerConfig("q", c.cfg, retry)); err != nil {
+	if _, err := c.js.CreateOrUpdateConsumer(ctx, workStream("q"), workerConfig("q", c.cfg)); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Enqueue(ctx, Job{Queue: "q", ID: "loop", Payload: []byte("x")}); err != nil {
@@ -157,7 +159,7 @@ func TestCrashLoopGoesToDeadLetters(t *testing.T) {
 	ran := make(chan Run, 4)
 	work(t, c, "q", func(ctx context.Context, r Run) error { ran <- r; return nil },
 		WorkOptions{Retry: retry, DeadLetter: func(d DeadLetter) { dead <- d }})
-	d := recv(t, dead, "dead letter from the advisory")
+	d := recv(t, dead, "dead letter of the crash-looping job")
 	if d.Job.ID != "loop" || d.Attempts != 2 || string(d.Job.Payload) != "x" {
 		t.Errorf("dead letter %+v, want loop, 2 attempts, payload x", d)
 	}
@@ -166,6 +168,74 @@ func TestCrashLoopGoesToDeadLetters(t *testing.T) {
 	}
 	if len(ran) != 0 {
 		t.Errorf("the crash-looping job ran in the healthy worker")
+	}
+}
+
+// An earlier version kept the server's max-deliveries advisories in a
+// stream of their own, with the consumer's MaxDeliver at the policy's
+// attempts: the server delivers a message that reached it no more. Work
+// buries the jobs whose advisories that stream still holds, deletes it,
+// and lifts the consumer's limit.
+func TestLeftoverAdvisoryStreamBuried(t *testing.T) {
+	c := open(t, Config{AckWait: time.Second})
+	ctx := context.Background()
+	adv := jetstream.StreamConfig{
+		Name:      advStream("q"),
+		Subjects:  []string{"$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES." + workStream("q") + "." + workerConsumer},
+		Retention: jetstream.WorkQueuePolicy,
+	}
+	if _, err := c.js.CreateStream(ctx, adv); err != nil {
+		t.Fatal(err)
+	}
+	old := workerConfig("q", c.cfg)
+	old.MaxDeliver = 2
+	cons, err := c.js.CreateOrUpdateConsumer(ctx, workStream("q"), old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Enqueue(ctx, Job{Queue: "q", ID: "stuck", Payload: []byte("x")}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 2; i++ { // two deliveries whose workers died
+		if _, err := cons.Next(jetstream.FetchMaxWait(10 * time.Second)); err != nil {
+			t.Fatalf("delivery %d: %v", i, err)
+		}
+	}
+	// The third is not made: the server announces it instead.
+	if m, err := cons.Next(jetstream.FetchMaxWait(3 * time.Second)); err == nil {
+		t.Fatalf("delivery 3 of %s, want none after MaxDeliver 2", m.Subject())
+	}
+	s, err := c.js.Stream(ctx, advStream("q"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info, err := s.Info(ctx); err != nil || info.State.Msgs != 1 {
+		t.Fatalf("advisory stream: %v, %v; want 1 advisory", info, err)
+	}
+
+	dead := make(chan DeadLetter, 4)
+	ran := make(chan Run, 4)
+	stop := work(t, c, "q", func(ctx context.Context, r Run) error { ran <- r; return nil },
+		WorkOptions{DeadLetter: func(d DeadLetter) { dead <- d }})
+	d := recv(t, dead, "dead letter of the stuck job")
+	if d.Job.ID != "stuck" || d.Attempts != 2 || string(d.Job.Payload) != "x" {
+		t.Errorf("dead letter %+v, want stuck, 2 attempts, payload x", d)
+	}
+	if err := c.Enqueue(ctx, Job{Queue: "q", ID: "next"}); err != nil {
+		t.Fatal(err)
+	}
+	if r := recv(t, ran, "run after the migration"); r.ID != "next" {
+		t.Errorf("ran %s, want next", r.ID)
+	}
+	stop()
+	if _, err := c.js.Stream(ctx, advStream("q")); !errors.Is(err, jetstream.ErrStreamNotFound) {
+		t.Errorf("advisory stream after Work: %v, want it deleted", err)
+	}
+	if ci, err := c.js.Consumer(ctx, workStream("q"), workerConsumer); err != nil || ci.CachedInfo().Config.MaxDeliver != -1 {
+		t.Errorf("consumer after Work: %v; want MaxDeliver -1", err)
+	}
+	if st := statsSettle(t, c, Stats{Dead: 1}); st != (Stats{Dead: 1}) {
+		t.Errorf("Stats = %+v; want only Dead: 1", st)
 	}
 }
 
@@ -294,7 +364,7 @@ func TestPanicIsRetried(t *testing.T) {
 		t.Fatal(err)
 	}
 	first := recv(t, done, "first outcome")
-	var pe *jobs.PanicError
+	var pe *timingwheel.PanicError
 	if first.Outcome != jobs.Retrying || !errors.As(first.Err, &pe) || pe.Value != "kaboom" {
 		t.Errorf("first outcome %v, %v; want Retrying with a PanicError of kaboom", first.Outcome, first.Err)
 	}

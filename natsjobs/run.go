@@ -1,10 +1,8 @@
 package natsjobs
 
 import (
-	"bytes"
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -16,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/ttlkit/ttlkit/jobs"
+	"github.com/ttlkit/ttlkit/timingwheel"
 )
 
 // run runs one delivery and reports its outcome to the server.
@@ -26,19 +25,20 @@ func (w *worker) run(d *delivery) {
 		m.Term() // not a JetStream delivery: cannot happen on this consumer
 		return
 	}
-	hdr := m.Headers()
+	hdr := m.Header
 	prior, _ := strconv.Atoi(hdr.Get(hdrAttempts))
 	r := Run{
 		Run: jobs.Run{
-			ID:        idOf(m.Subject(), readySubject(w.queue, "")),
+			ID:        idOf(m.Subject, readySubject(w.queue, "")),
 			Attempt:   prior + int(meta.NumDelivered),
 			Scheduled: d.due,
 			Started:   time.Now(),
 		},
 		Queue:   w.queue,
-		Payload: m.Data(),
+		Payload: m.Data,
 		Header:  userHeader(hdr),
 		timeout: jobTimeout(hdr),
+		gen:     hdr.Get(hdrGen),
 	}
 	if r.Scheduled.IsZero() {
 		r.Scheduled = meta.Timestamp
@@ -49,6 +49,28 @@ func (w *worker) run(d *delivery) {
 	ctx, cancel := context.WithTimeout(w.ctx, w.c.cfg.Timeout)
 	defer cancel()
 	seq := meta.Sequence.Stream
+	// Cancel is final: a delivery whose message was withdrawn (cancelled,
+	// replaced, or settled by another run), or whose generation was
+	// cancelled, does not start, however long it waited here.
+	if ok, dead, err := w.c.stored(ctx, w.queue, r, seq); err != nil || !ok {
+		if err != nil {
+			m.NakWithDelay(scheduleLead) // not known: ask again later
+			return
+		}
+		if dead {
+			m.Ack() // a copy of a cancelled generation, still stored: remove it
+		}
+		// Otherwise no answer to the server: if the message is gone,
+		// it forgets the delivery after AckWait; if "gone" was wrong (a
+		// server shutting down answers "no message found" for any
+		// message, and fails any write's expected sequence), it
+		// delivers the job again. An acknowledgement would remove it
+		// for good.
+		if h := testHookWithdrawn; h != nil {
+			h(r.ID)
+		}
+		return
+	}
 	if spec := hdr.Get(hdrCron); spec != "" {
 		// A cron activation stores its successor first; one that is
 		// no longer the job's current activation does not run.
@@ -58,30 +80,12 @@ func (w *worker) run(d *delivery) {
 			return
 		}
 		if !current {
-			// No answer: see below.
+			// No answer: see above.
 			if h := testHookWithdrawn; h != nil {
 				h(r.ID)
 			}
 			return
 		}
-	} else if ok, err := w.c.stored(ctx, w.queue, seq); err != nil || !ok {
-		// Cancel is final: a delivery whose message was withdrawn
-		// (cancelled, replaced, or settled by another run) does not
-		// start, however long it waited here. The rearm above is the
-		// same check for a cron activation.
-		if err != nil {
-			m.NakWithDelay(scheduleLead) // not known: ask again later
-			return
-		}
-		// No answer to the server: if the message is gone, it forgets
-		// the delivery after AckWait; if "gone" was wrong (a server
-		// shutting down answers "no message found" for any message,
-		// and fails any write's expected sequence), it delivers the
-		// job again. An acknowledgement would remove it for good.
-		if h := testHookWithdrawn; h != nil {
-			h(r.ID)
-		}
-		return
 	}
 	r.Started = time.Now()
 	ev := jobs.Event{Run: r.Run, Lateness: max(r.Started.Sub(r.Scheduled), 0)}
@@ -89,7 +93,7 @@ func (w *worker) run(d *delivery) {
 		// Delivered again after its last attempt without an outcome:
 		// its worker died meanwhile (or, in an outage, gave it back by a nak).
 		ev.Outcome, ev.Err = jobs.Failed, fmt.Errorf("natsjobs: delivered %d times without an outcome", meta.NumDelivered)
-		if w.bury(ctx, r.job(), seq, r.Attempt-1, ev.Err) == nil && m.DoubleAck(ctx) == nil {
+		if w.bury(ctx, r.job(), seq, r.Attempt-1, ev.Err) == nil && m.AckSync(nats.Context(ctx)) == nil {
 			hook(w.opts.Hooks.OnFinish, ev)
 		}
 		return
@@ -99,6 +103,7 @@ func (w *worker) run(d *delivery) {
 
 	hook(w.opts.Hooks.OnStart, ev)
 	stopped, err := w.call(d, r)
+	w.free(d) // the next delivery comes while this outcome is stored
 	ev.Err = err
 	ev.Duration = time.Since(r.Started)
 	settled, ok := w.settle(d)
@@ -119,16 +124,16 @@ func (w *worker) run(d *delivery) {
 		if meta.NumDelivered > 1 || time.Since(d.received) > w.c.cfg.AckWait/2 {
 			confirmed = w.succeedOnce(ctx, m, seq)
 		} else {
-			confirmed = m.DoubleAck(ctx)
+			confirmed = m.AckSync(nats.Context(ctx))
 		}
 	case !retryable(&w.opts.Retry, ev.Err) || r.Attempt >= w.opts.Retry.Attempts:
 		ev.Outcome = jobs.Failed
-		if gone, err := w.withdrawn(ctx, seq); err != nil {
+		if gone, err := w.withdrawn(ctx, r, seq); err != nil {
 			confirmed = err
 		} else if gone {
 			ev.Outcome = jobs.Canceled
 		} else if confirmed = w.bury(ctx, r.job(), seq, r.Attempt, ev.Err); confirmed == nil {
-			confirmed = m.DoubleAck(ctx)
+			confirmed = m.AckSync(nats.Context(ctx))
 		}
 	default:
 		ev.Outcome = jobs.Retrying
@@ -157,12 +162,12 @@ func (w *worker) run(d *delivery) {
 // on that answer. (A delivery acked within AckWait/2 of its receipt, and
 // not a redelivery, was held by no one else: it keeps the single round
 // trip of a double acknowledgement.)
-func (w *worker) succeedOnce(ctx context.Context, m jetstream.Msg, seq uint64) error {
+func (w *worker) succeedOnce(ctx context.Context, m *nats.Msg, seq uint64) error {
 	err := w.c.deleteMsg(ctx, w.queue, seq)
 	if err != nil && !errors.Is(err, errTaken) {
 		return err // no acknowledgement: redelivered if it is still stored
 	}
-	m.DoubleAck(ctx)
+	m.AckSync(nats.Context(ctx))
 	return err
 }
 
@@ -190,7 +195,7 @@ func (w *worker) call(d *delivery, r Run) (stopped bool, err error) {
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			err = &jobs.PanicError{Value: p, Stack: debug.Stack()}
+			err = &timingwheel.PanicError{Value: p, Stack: debug.Stack()}
 		}
 		stopped = context.Cause(ctx) == ErrShutdown
 	}()
@@ -255,13 +260,13 @@ func (w *worker) giveBack(ds ...*delivery) {
 // the job's headers and this package's, with the server's (Nats-...)
 // left out, since those of a schedule would withdraw the job's next
 // one. It returns m's stream sequence too.
-func (w *worker) freshCopy(m jetstream.Msg) (*nats.Msg, uint64, bool) {
+func (w *worker) freshCopy(m *nats.Msg) (*nats.Msg, uint64, bool) {
 	meta, err := m.Metadata()
 	if err != nil {
 		return nil, 0, false
 	}
-	h := m.Headers()
-	msg := &nats.Msg{Subject: m.Subject(), Data: m.Data(), Header: make(nats.Header, len(h))}
+	h := m.Header
+	msg := &nats.Msg{Subject: m.Subject, Data: m.Data, Header: make(nats.Header, len(h))}
 	for k, v := range h {
 		if !strings.HasPrefix(k, "Nats-") {
 			msg.Header[k] = v
@@ -287,9 +292,9 @@ func (w *worker) freshCopy(m jetstream.Msg) (*nats.Msg, uint64, bool) {
 // schedule is stored only if the delivery is still the job's ready
 // message: gone reports a job cancelled or replaced while it ran, which
 // is not retried.
-func (w *worker) retry(ctx context.Context, r Run, m jetstream.Msg, seq uint64, cause error) (gone bool, err error) {
+func (w *worker) retry(ctx context.Context, r Run, m *nats.Msg, seq uint64, cause error) (gone bool, err error) {
 	delay := backoff(&w.opts.Retry, r.Attempt)
-	if delay <= scheduleLead || m.Headers().Get(hdrCron) != "" {
+	if delay <= scheduleLead || m.Header.Get(hdrCron) != "" {
 		// A nak of a withdrawn message is a no-op: no retry either.
 		return false, m.NakWithDelay(min(delay, w.c.cfg.AckWait))
 	}
@@ -299,7 +304,7 @@ func (w *worker) retry(ctx context.Context, r Run, m jetstream.Msg, seq uint64, 
 	}
 	msg.Header[hdrError] = []string{errorText(cause)} // for Get and List
 	_, err = w.c.js.PublishMsg(ctx, msg, jetstream.WithExpectLastSequenceForSubject(seq, readySubject(r.Queue, r.ID)))
-	if errIs(err, jetstream.JSErrCodeStreamWrongLastSequence) || errIs(err, jetstream.JSErrCodeStreamWrongLastSequenceConstant) {
+	if wrongLastSeq(err) {
 		m.Ack()
 		return true, nil
 	}
@@ -307,71 +312,20 @@ func (w *worker) retry(ctx context.Context, r Run, m jetstream.Msg, seq uint64, 
 		m.NakWithDelay(delay)
 		return false, w.c.apiErr("retry "+r.ID, err)
 	}
-	return false, m.DoubleAck(ctx)
+	return false, m.AckSync(nats.Context(ctx))
 }
 
 // withdrawn reports whether the delivery's message left the work stream
 // (the job was cancelled or replaced) while it ran.
-func (w *worker) withdrawn(ctx context.Context, seq uint64) (bool, error) {
-	ok, err := w.c.stored(ctx, w.queue, seq)
+func (w *worker) withdrawn(ctx context.Context, r Run, seq uint64) (bool, error) {
+	ok, _, err := w.c.stored(ctx, w.queue, r, seq)
 	return !ok && err == nil, err
 }
 
-// Test hooks, called with the job's ID by run: testHookRun when it takes a
-// delivery from the runners' channel, testHookWithdrawn when a
+// Test hooks, called with the job's ID by run: testHookRun when a runner
+// takes a delivery, testHookWithdrawn when a
 // delivery does not start because its message was withdrawn.
 var testHookRun, testHookWithdrawn func(id string)
-
-// stored reports whether the queue's work stream still holds the message
-// with sequence seq, in one round trip to the stream's leader (with one
-// replica, its only server). The message of a job stays stored from its
-// enqueueing to its outcome (the work stream drops it on the
-// acknowledgement); Cancel purges it, an enqueue that replaces the job
-// purges it or stores a newer message on its subject (one per subject),
-// and another run's stored outcome deletes it. The server applies these
-// in order, so once one of them returned, stored answers false.
-func (c *Client) stored(ctx context.Context, queue string, seq uint64) (bool, error) {
-	ctx, cancel := c.timeout(ctx)
-	defer cancel()
-	if c.cfg.Replicas == 1 {
-		// A direct get, answered inline by the stream's only copy
-		// rather than queued for the API's workers; with more copies a
-		// follower could answer from before a purge.
-		req := strconv.AppendUint([]byte(`{"no_hdr":true,"seq":`), seq, 10)
-		resp, err := c.nc.RequestWithContext(ctx, "$JS.API.DIRECT.GET."+workStream(queue), append(req, '}'))
-		if err != nil {
-			return false, c.apiErr("check "+strconv.FormatUint(seq, 10), err)
-		}
-		switch status := resp.Header.Get("Status"); status {
-		case "":
-			return true, nil
-		case "404":
-			return false, nil
-		default:
-			return false, fmt.Errorf("natsjobs: check %d: status %s %s", seq, status, resp.Header.Get("Description"))
-		}
-	}
-	req := strconv.AppendUint([]byte(`{"seq":`), seq, 10)
-	resp, err := c.nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET."+workStream(queue), append(req, '}'))
-	if err != nil {
-		return false, c.apiErr("check "+strconv.FormatUint(seq, 10), err)
-	}
-	// The answer is the message, subject and base64 data and headers,
-	// or an error: no other `"error":` can appear in it.
-	if !bytes.Contains(resp.Data, []byte(`"error":`)) {
-		return true, nil
-	}
-	var r struct {
-		Error *jetstream.APIError `json:"error"`
-	}
-	if err := json.Unmarshal(resp.Data, &r); err != nil || r.Error == nil {
-		return false, fmt.Errorf("natsjobs: check %d: %q", seq, resp.Data)
-	}
-	if r.Error.ErrorCode == jetstream.JSErrCodeMessageNotFound {
-		return false, nil
-	}
-	return false, c.apiErr("check "+strconv.FormatUint(seq, 10), r.Error)
-}
 
 // hook calls a user hook, if set, and recovers its panic: a hook must not
 // take the worker down with it.
@@ -388,7 +342,7 @@ func hook(h func(jobs.Event), ev jobs.Event) {
 }
 
 func (r *Run) job() Job {
-	return Job{Queue: r.Queue, ID: r.ID, Payload: r.Payload, Header: r.Header, Timeout: r.timeout}
+	return Job{Queue: r.Queue, ID: r.ID, Payload: r.Payload, Header: r.Header, Timeout: r.timeout, gen: r.gen}
 }
 
 // userHeader returns the job's own headers, without the reserved ones.

@@ -10,12 +10,13 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/ttlkit/ttlkit/natsjobs/embedded"
 )
 
 func TestRestartKeepsPendingJobs(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
-	cfg := Config{StoreDir: dir, Queues: []string{"q"}}
+	cfg := Config{Server: embedded.Server{StoreDir: dir}, Queues: []string{"q"}}
 	c, err := Open(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -61,7 +62,7 @@ func TestRestartKeepsPendingJobs(t *testing.T) {
 
 func TestStoreDirLocked(t *testing.T) {
 	dir := t.TempDir()
-	cfg := Config{StoreDir: dir, Queues: []string{"q"}}
+	cfg := Config{Server: embedded.Server{StoreDir: dir}, Queues: []string{"q"}}
 	c := open(t, cfg)
 	if _, err := Open(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "in use") {
 		t.Fatalf("second Open on a locked store: %v, want an in-use error", err)
@@ -79,7 +80,7 @@ func TestStoreDirLocked(t *testing.T) {
 func TestOutageFailsFastAndWorkResumes(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
-	srv := open(t, Config{StoreDir: dir, Listen: "127.0.0.1:0", Queues: []string{"q"}})
+	srv := open(t, Config{Server: embedded.Server{StoreDir: dir, Listen: "127.0.0.1:0"}, Queues: []string{"q"}})
 	u, err := url.Parse(srv.URL())
 	if err != nil {
 		t.Fatal(err)
@@ -104,7 +105,7 @@ func TestOutageFailsFastAndWorkResumes(t *testing.T) {
 		t.Errorf("Stats during the outage: %v, want ErrUnavailable", err)
 	}
 
-	open(t, Config{StoreDir: dir, Listen: u.Host, Queues: []string{"q"}})
+	open(t, Config{Server: embedded.Server{StoreDir: dir, Listen: u.Host}, Queues: []string{"q"}})
 	recv(t, back, "reconnection")
 	if err := c.Enqueue(ctx, Job{Queue: "q", ID: "after"}); err != nil {
 		t.Fatalf("Enqueue after the outage: %v", err)
@@ -114,13 +115,13 @@ func TestOutageFailsFastAndWorkResumes(t *testing.T) {
 	}
 }
 
-// The work and advisory streams keep the shortest duplicate window: at
-// start the server reads every message stored within the window (two
-// minutes by default) to rebuild its table of message IDs, which none of
-// their messages carry; with 100k jobs that was most of a restart.
+// The work stream keeps the shortest duplicate window: at start the server
+// reads every message stored within the window (two minutes by default)
+// to rebuild its table of message IDs, which none of its messages carry;
+// with 100k jobs that was most of a restart.
 func TestStreamsKeepNoDuplicateWindow(t *testing.T) {
 	c := open(t, Config{})
-	for _, name := range []string{workStream("q"), advStream("q")} {
+	for _, name := range []string{workStream("q")} {
 		s, err := c.js.Stream(context.Background(), name)
 		if err != nil {
 			t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ttlkit/ttlkit/jobs"
+	"github.com/ttlkit/ttlkit/natsjobs/embedded"
 )
 
 // startWork runs Work in the background and returns its ctx's cancel and
@@ -280,7 +281,7 @@ func TestShutdownProcess(t *testing.T) {
 	if testing.Short() {
 		t.Skip("child processes")
 	}
-	c := open(t, Config{Listen: "127.0.0.1:0"})
+	c := open(t, Config{Server: embedded.Server{Listen: "127.0.0.1:0"}})
 	events := make(chan childEvent, 100)
 	first := startChild(t, 0, c.URL(), 1, events, "NATSJOBS_CHILD_ATTEMPTS=1", "NATSJOBS_CHILD_BLOCK=1")
 	if err := c.Enqueue(context.Background(), Job{Queue: "q", ID: "a"}); err != nil {

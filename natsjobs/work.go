@@ -3,12 +3,15 @@ package natsjobs
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nats.go"
+	"github.com/ttlkit/ttlkit/internal/pool"
 	"github.com/ttlkit/ttlkit/jobs"
 	"github.com/ttlkit/ttlkit/timingwheel"
 )
@@ -19,7 +22,7 @@ import (
 // when the attempt's timeout passes (Job.Timeout, WorkOptions.Timeout:
 // context.DeadlineExceeded) and when Work stopped and WorkOptions.Grace
 // passed (cause ErrShutdown), not when Work's ctx ends. A panic is
-// recovered as a *jobs.PanicError and retried like an error. A handler
+// recovered as a *timingwheel.PanicError and retried like an error. A handler
 // that calls runtime.Goexit has no outcome: its delivery is given back to
 // the server at once, which redelivers it as the next attempt.
 type Func func(ctx context.Context, r Run) error
@@ -39,6 +42,7 @@ type Run struct {
 	Header  map[string]string
 
 	timeout time.Duration // Job.Timeout
+	gen     string        // the job's generation (replace.go)
 }
 
 // WorkOptions tune a Work call. The zero value is usable.
@@ -48,11 +52,10 @@ type WorkOptions struct {
 	Concurrency int
 	// Retry is the retry policy, package jobs' type with its meaning,
 	// except that the zero Retry means 5 attempts 1 s, 2 s, 4 s, 8 s apart
-	// (±10 %) rather than none. All workers of a queue must use the same
-	// Attempts: it is also the server's delivery limit on the queue's
-	// shared consumer, and the last Work call to start sets it. A panic
-	// in Retry.If is logged and counts as false (the job is
-	// dead-lettered), as in package jobs.
+	// (±10 %) rather than none. The worker that receives a delivery
+	// counts its attempts against its own Retry.Attempts. A panic in
+	// Retry.If is logged and counts as false (the job is dead-lettered),
+	// as in package jobs.
 	Retry jobs.Retry
 	// Hooks observe the runs: OnStart before each attempt, OnFinish after
 	// the server confirmed its outcome: Succeeded, Retrying, Failed, or
@@ -84,7 +87,7 @@ type WorkOptions struct {
 	Middleware []func(Func) Func
 	// DeadLetter, if set, is called once per job stored in the dead
 	// letters, by the worker that stored it (for a crash-looping job,
-	// whichever Work call of the queue handles the server's advisory).
+	// whichever Work call of the queue receives it after its last attempt).
 	DeadLetter func(DeadLetter)
 }
 
@@ -111,7 +114,8 @@ type WorkOptions struct {
 // job's current copy: a job cancelled or replaced meanwhile stays so.
 //
 // Any number of Work calls, in any number of processes, share one durable
-// consumer per queue: each delivery goes to exactly one of them. A job
+// consumer per queue: each delivery goes to exactly one of them, and a
+// Work call asks the server for one only when a runner is free. A job
 // runs at or after its time, never before: deliveries come from the server
 // up to a second early and wait here in a timing wheel. A handler that
 // runs longer than AckWait keeps its claim: Work tells the server it is in
@@ -122,9 +126,9 @@ type WorkOptions struct {
 // schedule, so that no worker holds a job it is not running. After
 // MaxAttempts, or at once for Permanent errors, the job goes to the
 // queue's dead letters (see DeadLetters and Redrive) exactly once. A job
-// whose worker dies every time it runs it is dead-lettered too: the server
-// stops after MaxAttempts deliveries and announces it, and a Work call
-// stores the dead letter.
+// whose worker dies every time it runs it is dead-lettered too: the Work
+// call that receives it after its last attempt stores the dead letter
+// instead of running it.
 //
 // While the server is unreachable, or a cluster has no quorum, Work keeps
 // trying and resumes by itself, also when it starts during the outage: it
@@ -172,11 +176,8 @@ func (c *Client) Work(ctx context.Context, queue string, fn Func, opts WorkOptio
 	c.mu.Unlock()
 	defer c.works.Done()
 
-	w := &worker{c: c, queue: queue, fn: fn, ctx: context.WithoutCancel(ctx), opts: opts, stopping: make(chan struct{}), runs: make(chan *delivery), live: map[*delivery]bool{}}
+	w := &worker{c: c, queue: queue, fn: fn, ctx: context.WithoutCancel(ctx), opts: opts, live: map[*delivery]bool{}}
 	w.settled.L = &w.mu
-	// Twice the pull's size, in case the library holds a refill's
-	// messages beside the rest of the previous pull's.
-	w.arrivals.starts = make([]time.Time, 2*opts.Concurrency)
 	if err := w.setupRetrying(ctx); err != nil {
 		return err
 	}
@@ -187,9 +188,12 @@ func (c *Client) Work(ctx context.Context, queue string, fn Func, opts WorkOptio
 }
 
 // heartbeatEvery is how often the server tells a Work call's waiting pull
-// request that it is still there; two missed heartbeats make the client
-// library ask again (see serve).
+// request that it is still there; when two are missed the keeper asks
+// again (the server may have lost the request: a restart, a new leader).
 const heartbeatEvery = 500 * time.Millisecond
+
+// pullExpiry is how long a pull request waits on the server.
+const pullExpiry = 5 * time.Second
 
 // defaultGrace is the Grace of a zero WorkOptions.Grace.
 const defaultGrace = 10 * time.Second
@@ -233,24 +237,25 @@ func (w *worker) setupRetrying(ctx context.Context) error {
 
 // worker is one Work call.
 type worker struct {
-	c      *Client
-	queue  string
-	fn     Func
-	ctx    context.Context // Work's ctx without its cancellation, for handlers
-	opts   WorkOptions
-	stream jetstream.Stream
-	cons   jetstream.Consumer
-	adv    jetstream.Consumer
-	wheel  *timingwheel.Scheduler[*delivery]
-
-	stopping chan struct{} // closed when Work stops taking jobs
-	runs     chan *delivery
-	wg       sync.WaitGroup // runners and hand-over goroutines
+	c       *Client
+	queue   string
+	fn      Func
+	ctx     context.Context // Work's ctx without its cancellation, for handlers
+	opts    WorkOptions
+	wheel   *timingwheel.Scheduler[*delivery]
+	runners *pool.Pool[*delivery, struct{}]
+	inbox   string // where the server sends this call's deliveries
 
 	mu sync.Mutex
 	// live holds every delivery received and not finished, true while it
 	// waits in the wheel; the keeper tells the server they are in progress.
 	live map[*delivery]bool
+	// asked counts deliveries asked of the server and not yet received,
+	// busy those handed to the runners whose handler has not returned:
+	// Work asks for more only while asked + busy < Concurrency (see pull).
+	asked, busy int
+	heard       time.Time // the last pull request or word from the server
+	stopped     bool      // Work stopped taking jobs
 	// cancelling is set when Grace passed: a handler starting after it
 	// gets a cancelled ctx.
 	cancelling bool
@@ -259,53 +264,17 @@ type worker struct {
 	// zero (settled) even when it abandons handlers.
 	settling int
 	settled  sync.Cond // on mu
-
-	// arrivals bounds how long a delivery waited in the client library's
-	// buffer before receive saw it; only receive uses it.
-	arrivals arrivalBound
-}
-
-// arrivalBound gives, for each call of the consumer's callback, a time no
-// later than the arrival of the message it carries. The library calls the
-// callback one message at a time and buffers at most the pull's size
-// (Concurrency) meanwhile, so a message that receive sees had at most that
-// many messages ahead of it on arrival: it arrived no earlier than the
-// start of the callback that many calls back. Messages wait there unseen
-// by the keeper while every runner is busy (receive blocks in handOver),
-// and their claims may lapse; without this bound such a stale delivery
-// would look freshly received and be acknowledged without succeedOnce's
-// check, beside a redelivery run by another worker.
-type arrivalBound struct {
-	starts []time.Time // ring of the last len(starts) callbacks' start times
-	next   int
-	first  time.Time // the first callback's start
-}
-
-// observe records a callback starting at now and returns the earliest time
-// its message may have arrived: the start of the callback len(starts)
-// calls back, or of the first call while there were fewer calls (nothing
-// was buffered before the first message arrived).
-func (a *arrivalBound) observe(now time.Time) time.Time {
-	if a.first.IsZero() {
-		a.first = now
-	}
-	oldest := a.starts[a.next]
-	a.starts[a.next] = now
-	a.next = (a.next + 1) % len(a.starts)
-	if oldest.IsZero() {
-		return a.first
-	}
-	return oldest
 }
 
 // delivery is a message received and not yet run.
 type delivery struct {
-	msg      jetstream.Msg
-	received time.Time // no later than its arrival in this process (monotonic)
+	msg      *nats.Msg
+	received time.Time // its arrival in this process (monotonic)
 	due      time.Time
 	timer    timingwheel.Timer[*delivery]
 	// cancel cancels the running handler's ctx; set under worker.mu.
 	cancel context.CancelCauseFunc
+	freed  bool // its runner counts as free (see free); runner only
 	// state settles who answers the server for a delivery whose handler
 	// ran: the runner (settled) or shutdown (abandoned), by one CAS.
 	state atomic.Int32
@@ -318,86 +287,66 @@ const (
 	abandoned
 )
 
-// setup creates or updates the queue's shared consumers and the wheel.
+// setup creates or updates the queue's shared consumer and the wheel.
 func (w *worker) setup(ctx context.Context) error {
 	c, q := w.c, w.queue
-	var err error
-	if w.stream, err = c.js.Stream(ctx, workStream(q)); err != nil {
-		return c.apiErr("stream "+workStream(q), err)
-	}
-	w.cons, err = c.js.CreateOrUpdateConsumer(ctx, workStream(q), workerConfig(q, c.cfg, w.opts.Retry))
-	if err != nil {
+	if _, err := c.js.CreateOrUpdateConsumer(ctx, workStream(q), workerConfig(q, c.cfg)); err != nil {
 		return c.apiErr("consumer "+workerConsumer, err)
 	}
-	w.adv, err = c.js.CreateOrUpdateConsumer(ctx, advStream(q), jetstream.ConsumerConfig{
-		Durable:   advConsumer,
-		AckPolicy: jetstream.AckExplicitPolicy,
-		AckWait:   c.cfg.AckWait,
-		Replicas:  c.cfg.Replicas,
-	})
-	if err != nil {
-		return c.apiErr("consumer "+advConsumer, err)
+	if err := w.buryLeftovers(ctx); err != nil {
+		return err
 	}
 	// 1 ms slots over about a second: a delivery waits here at most
 	// scheduleLead plus the server's lateness.
+	var err error
 	w.wheel, err = timingwheel.NewScheduler(time.Millisecond, 2048, w.fire)
 	return err
 }
 
-// serve consumes until ctx is done or the client closes, then drains.
+// serve pulls until ctx is done or the client closes, then drains.
 func (w *worker) serve(ctx context.Context) error {
-	for range w.opts.Concurrency {
-		w.wg.Add(1)
-		go w.runner()
-	}
-	quiet := jetstream.ConsumeErrHandler(func(jetstream.ConsumeContext, error) {})
-	// Pull requests expire every 5 s, so that a request the server lost
-	// (it was restarting, or busy) is renewed within seconds rather than
-	// the default 30 s. The client library (nats.go v1.55.0) asks for
-	// more only when a message reaches the callback, and skips that while
-	// its goroutine that sends requests has not yet marked the previous
-	// one sent: when the callback takes the last message of that very
-	// request first (an in-process server answers in microseconds), no
-	// request is left, and nothing arrives until the library misses two
-	// idle heartbeats and asks again. With the default heartbeat (half
-	// the expiry) such a stall lasted 5 s, one to three times per 20k
-	// runs on two handlers; heartbeatEvery (the least the library takes)
-	// bounds it to 2 × 500 ms, for a heartbeat every 500 ms to each
-	// waiting request while nothing is due.
-	expiry := jetstream.PullExpiry(5 * time.Second)
-	hb := jetstream.PullHeartbeat(heartbeatEvery)
-	cc, err := w.cons.Consume(w.receive, jetstream.PullMaxMessages(w.opts.Concurrency), expiry, hb, quiet)
+	w.runners = pool.New(pool.Config[*delivery, struct{}]{
+		Workers: w.opts.Concurrency,
+		Run: func(d *delivery, _ *struct{}) {
+			w.run(d)
+			w.finish(d)
+		},
+		Panic: w.exited,
+	})
+	w.inbox = w.c.nc.NewInbox()
+	sub, err := w.c.nc.Subscribe(w.inbox, w.receive)
 	if err != nil {
-		close(w.stopping)
-		w.wg.Wait()
 		w.wheel.Stop()
-		return w.c.apiErr("consume", err)
+		return w.c.apiErr("subscribe", err)
 	}
-	ac, err := w.adv.Consume(w.advisory, jetstream.PullMaxMessages(1), expiry, hb, quiet)
-	if err != nil {
-		cc.Stop()
-		close(w.stopping)
-		w.wg.Wait()
-		w.wheel.Stop()
-		return w.c.apiErr("consume advisories", err)
-	}
+	drained := sub.StatusChanged(nats.SubscriptionClosed)
 	kept, keeperDone := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(keeperDone)
 		w.keep(kept)
 	}()
+	w.pull()
 	select {
 	case <-ctx.Done():
 	case <-w.c.stop:
 	}
-	// Stop pulling, then release what was received but not started.
-	cc.Stop()
-	ac.Stop()
-	close(w.stopping) // a callback blocked in handOver gives its delivery back
-	<-cc.Closed()
-	<-ac.Closed()
+	// Stop pulling and starting runs; what the server sent meanwhile still
+	// reaches receive, which gives it back. Then release what was received
+	// but not started.
+	w.mu.Lock()
+	w.stopped = true
+	w.mu.Unlock()
+	back := w.runners.Close()
+	if sub.Drain() == nil {
+		t := time.NewTimer(w.c.cfg.Timeout)
+		select {
+		case <-drained:
+		case <-t.C: // an outage: what is still on its way comes back after AckWait
+		}
+		t.Stop()
+	}
+	sub.Unsubscribe()
 	w.wheel.Stop()
-	var back []*delivery
 	w.mu.Lock()
 	for d, inWheel := range w.live {
 		if inWheel {
@@ -405,15 +354,172 @@ func (w *worker) serve(ctx context.Context) error {
 		}
 	}
 	w.mu.Unlock()
-	w.wg.Add(1)
+	gave := make(chan struct{})
 	go func() { // during the grace, so that drain's bound holds
-		defer w.wg.Done()
+		defer close(gave)
 		w.giveBack(back...)
 	}()
 	w.drain()
+	<-gave
 	close(kept)
 	<-keeperDone
 	return nil
+}
+
+// pull asks the server for as many deliveries as runners are free: those
+// whose handler is not running nor about to, less the deliveries asked for
+// and not received. So receive never waits for a runner: a delivery's
+// receipt is its arrival. The request waits on the server pullExpiry at
+// most, with a heartbeat every heartbeatEvery; the server tells its end
+// (status 408 or 409) and status asks again.
+func (w *worker) pull() {
+	w.mu.Lock()
+	n := w.opts.Concurrency - w.asked - w.busy
+	if w.stopped || n <= 0 {
+		w.mu.Unlock()
+		return
+	}
+	w.asked += n
+	w.heard = time.Now()
+	w.mu.Unlock()
+	req := fmt.Appendf(nil, `{"batch":%d,"expires":%d,"idle_heartbeat":%d}`, n, pullExpiry, heartbeatEvery)
+	subject := "$JS.API.CONSUMER.MSG.NEXT." + workStream(w.queue) + "." + workerConsumer
+	if w.c.nc.PublishRequest(subject, w.inbox, req) != nil {
+		w.mu.Lock()
+		w.asked -= n // the keeper asks again
+		w.mu.Unlock()
+	}
+}
+
+// receive handles what the server sends to the inbox, one message at a
+// time: a delivery due now goes to a runner, an early one waits in the
+// wheel; a status message is a heartbeat or the end of a pull request.
+func (w *worker) receive(m *nats.Msg) {
+	now := time.Now()
+	if m.Reply == "" { // a status: deliveries carry their ack subject
+		w.status(m, now)
+		return
+	}
+	d := &delivery{msg: m, received: now}
+	d.timer.Value = d
+	if ns, err := strconv.ParseInt(m.Header.Get(hdrDue), 10, 64); err == nil {
+		d.due = time.Unix(0, ns)
+	}
+	wait := d.due.Sub(now)
+	w.mu.Lock()
+	w.heard = now
+	w.asked = max(w.asked-1, 0)
+	stopped := w.stopped
+	w.live[d] = !stopped && wait > 0
+	if !stopped && wait <= 0 {
+		w.busy++
+	}
+	w.mu.Unlock()
+	switch {
+	case stopped:
+		w.giveBack(d)
+	case wait > 0:
+		// Convert the wall-clock due time to this process's monotonic
+		// clock, as the wheel wants.
+		w.wheel.ScheduleAt(&d.timer, now.Add(wait))
+		if h := testHookHeld; h != nil {
+			h(idOf(m.Subject, readySubject(w.queue, "")), d.due)
+		}
+		w.pull() // a held delivery takes no runner
+	default:
+		w.push(d)
+	}
+}
+
+// push hands d to the runners; once Work stopped, the pool refuses it and
+// d waits with the held deliveries to be given back.
+func (w *worker) push(d *delivery) {
+	if !w.runners.Push(d) {
+		w.mu.Lock()
+		w.live[d] = true
+		w.mu.Unlock()
+	}
+}
+
+// status handles the server's word on a pull request: a heartbeat (100)
+// while it waits, or its end with Nats-Pending-Messages deliveries left
+// unsent (408 expired, 409 ended otherwise); those are asked again at
+// once after an expiry, by the keeper otherwise.
+func (w *worker) status(m *nats.Msg, now time.Time) {
+	code := m.Header.Get("Status")
+	w.mu.Lock()
+	w.heard = now
+	if code != "100" {
+		if n, err := strconv.Atoi(m.Header.Get("Nats-Pending-Messages")); err == nil {
+			w.asked = max(w.asked-n, 0)
+		} else {
+			w.asked = 0
+		}
+	}
+	w.mu.Unlock()
+	if code == "408" {
+		w.pull()
+	}
+}
+
+// testHookHeld, if set, is called with the job's ID and time when receive
+// put a delivery in the wheel.
+var testHookHeld func(id string, due time.Time)
+
+// fire runs on the wheel's goroutine when a held delivery falls due and
+// hands it to the runners (it never blocks).
+func (w *worker) fire(t *timingwheel.Timer[*delivery], now time.Time) time.Duration {
+	d := t.Value
+	if wait := time.Until(d.due); wait > 0 {
+		return wait // the wall clock is behind the monotonic one: never early
+	}
+	w.mu.Lock()
+	ok := w.live[d] && !w.stopped
+	if ok {
+		w.live[d] = false
+		w.busy++
+	}
+	w.mu.Unlock()
+	if ok {
+		w.push(d)
+	}
+	return 0
+}
+
+// free counts d's runner as free once its handler returned, and asks the
+// server for the next delivery, which comes while the runner stores d's
+// outcome (one round trip) and waits in the pool's queue meanwhile.
+func (w *worker) free(d *delivery) {
+	if d.freed {
+		return
+	}
+	d.freed = true
+	w.mu.Lock()
+	w.busy--
+	w.mu.Unlock()
+	w.pull()
+}
+
+// finish forgets a delivery that ran, or left its runner.
+func (w *worker) finish(d *delivery) {
+	w.done(d)
+	w.free(d)
+}
+
+// exited handles a run that did not return: its handler called
+// runtime.Goexit (call recovers panics; a panic elsewhere is a bug, and
+// logged). The pool has put a new runner in the exiting one's place. The
+// delivery goes back to the server by a nak, so its next delivery is the
+// next attempt (buried after the last one); without it, it would stay
+// live, its claim extended by the keeper forever.
+func (w *worker) exited(d *delivery, recovered any, stack []byte) {
+	if recovered != pool.ErrGoexit {
+		slog.Error("natsjobs: run panicked", "queue", w.queue, "panic", recovered, "stack", string(stack))
+	}
+	if d.state.CompareAndSwap(running, settled) { // not abandoned
+		d.msg.Nak()
+	}
+	w.finish(d)
 }
 
 // drain waits for the runners: Grace for their handlers to finish, then
@@ -421,16 +527,12 @@ func (w *worker) serve(ctx context.Context) error {
 // is abandoned and its delivery given back. It returns once no runner is
 // storing an outcome.
 func (w *worker) drain() {
-	runners := make(chan struct{})
-	go func() { // ends when the last runner does, abandoned ones included
-		w.wg.Wait()
-		close(runners)
-	}()
+	runners := w.runners.Idle() // closed when the last runner left, abandoned ones included
 	grace := time.NewTimer(w.opts.Grace)
 	defer grace.Stop()
 	select {
 	case <-runners:
-		return // Work returns with none of its goroutines left
+		return // Work returns with none of its runners left
 	case <-grace.C:
 	}
 	w.mu.Lock()
@@ -485,13 +587,25 @@ func (w *worker) settle(d *delivery) (done func(), ok bool) {
 
 // keep tells the server every AckWait/3 that each live delivery is in
 // progress, from its receipt (a delivery may wait in the wheel or for a
-// free runner before it runs) to its outcome, until kept is closed.
+// free runner before it runs) to its outcome, until kept is closed. Every
+// heartbeatEvery it checks the pull requests: when the server said nothing
+// for two heartbeats, the requests are taken for lost and asked again.
 func (w *worker) keep(kept chan struct{}) {
 	t := time.NewTicker(w.c.cfg.AckWait / 3)
 	defer t.Stop()
+	hb := time.NewTicker(heartbeatEvery)
+	defer hb.Stop()
 	var batch []*delivery
 	for {
 		select {
+		case <-hb.C:
+			w.mu.Lock()
+			if time.Since(w.heard) > 2*heartbeatEvery {
+				w.asked = 0
+			}
+			w.mu.Unlock()
+			w.pull()
+			continue
 		case <-t.C:
 		case <-kept:
 			return
@@ -521,103 +635,4 @@ func (w *worker) done(d *delivery) {
 	w.mu.Lock()
 	delete(w.live, d)
 	w.mu.Unlock()
-}
-
-// receive is the consumer's callback (one message at a time): a due
-// delivery goes to a runner, an early one waits in the wheel.
-func (w *worker) receive(m jetstream.Msg) {
-	d := &delivery{msg: m, received: w.arrivals.observe(time.Now())}
-	d.timer.Value = d
-	w.mu.Lock()
-	w.live[d] = false
-	w.mu.Unlock()
-	if ns, err := strconv.ParseInt(m.Headers().Get(hdrDue), 10, 64); err == nil {
-		d.due = time.Unix(0, ns)
-		now := time.Now()
-		if wait := d.due.Sub(now); wait > 0 {
-			w.mu.Lock()
-			w.live[d] = true
-			w.mu.Unlock()
-			// Convert the wall-clock due time to this process's
-			// monotonic clock, as the wheel wants.
-			w.wheel.ScheduleAt(&d.timer, now.Add(wait))
-			if h := testHookHeld; h != nil {
-				h(idOf(m.Subject(), readySubject(w.queue, "")), d.due)
-			}
-			return
-		}
-	}
-	w.handOver(d)
-}
-
-// testHookHeld, if set, is called with the job's ID and time when receive
-// put a delivery in the wheel.
-var testHookHeld func(id string, due time.Time)
-
-// fire runs on the wheel's goroutine when a held delivery falls due. It
-// must not block, so a goroutine hands the delivery to a runner.
-func (w *worker) fire(t *timingwheel.Timer[*delivery], now time.Time) time.Duration {
-	d := t.Value
-	if wait := time.Until(d.due); wait > 0 {
-		return wait // the wall clock is behind the monotonic one: never early
-	}
-	w.mu.Lock()
-	ok := w.live[d]
-	if ok {
-		w.live[d] = false
-	}
-	w.mu.Unlock()
-	if ok {
-		w.wg.Add(1)
-		go func() {
-			defer w.wg.Done()
-			w.handOver(d)
-		}()
-	}
-	return 0
-}
-
-// handOver waits for a free runner, or gives d back when Work stops.
-func (w *worker) handOver(d *delivery) {
-	select {
-	case w.runs <- d:
-	case <-w.stopping:
-		w.giveBack(d)
-	}
-}
-
-func (w *worker) runner() {
-	defer w.wg.Done()
-	for {
-		select {
-		case d := <-w.runs:
-			w.runOne(d)
-		case <-w.stopping:
-			return
-		}
-	}
-}
-
-// runOne runs d on the runner's goroutine. A handler that calls
-// runtime.Goexit ends that goroutine midway (call's recover sees no
-// panic): the delivery would stay live, its claim extended by the keeper
-// forever, and Work would have one runner fewer. So the delivery is given
-// back (the server redelivers it, an attempt without an outcome, buried
-// after the last one) and a new runner takes the exiting one's place.
-func (w *worker) runOne(d *delivery) {
-	finished := false
-	defer func() {
-		if finished {
-			return
-		}
-		if d.state.CompareAndSwap(running, settled) { // not abandoned
-			d.msg.Nak()
-		}
-		w.done(d)
-		w.wg.Add(1)
-		go w.runner()
-	}()
-	w.run(d)
-	w.done(d)
-	finished = true
 }

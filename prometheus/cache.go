@@ -3,6 +3,7 @@ package ttlprom
 import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/ttlkit/ttlkit/cache"
+	"github.com/ttlkit/ttlkit/timingwheel"
 )
 
 // Cache is what NewCacheCollector reads: a *cache.Cache of any key and
@@ -23,7 +24,7 @@ type Cache interface {
 //	ttlkit_cache_load_errors_total{cache}                    counter
 //	ttlkit_cache_loads_not_found_total{cache}                counter
 //	ttlkit_cache_bulk_loads_total{cache}                     counter: BulkLoader calls
-//	ttlkit_cache_load_seconds{cache}                         histogram of loader call durations, buckets cache.DurationBounds
+//	ttlkit_cache_load_seconds{cache}                         histogram of loader call durations, buckets timingwheel.DurationBounds
 //	ttlkit_cache_refreshes_total{cache}                      counter: background reloads
 //	ttlkit_cache_refresh_errors_total{cache}                 counter: failed reloads, old value kept
 //	ttlkit_cache_removals_total{cache,reason="expired"|"evicted"|"deleted"|"replaced"}  counter
@@ -63,7 +64,7 @@ func NewCacheCollector(name string, c Cache) prometheus.Collector {
 	col.histogram("ttlkit_cache_load_seconds", "How long loader calls ran, failed ones included; a bulk call counts once.", l,
 		func(s snap) (uint64, float64, map[float64]uint64) {
 			d := &s.st.LoadTime
-			return durations(d.Count, d.Sum, d.Buckets[:], cache.DurationBounds[:])
+			return durations(d.Count, d.Sum, d.Buckets[:], timingwheel.DurationBounds[:])
 		})
 	col.family("ttlkit_cache_removals_total", "Values that left the cache, by reason (replaced: overwritten by a later write).",
 		prometheus.CounterValue, l, "reason",

@@ -73,8 +73,8 @@
 //     in slices (see [WithBatch]) and places new timers between slices.
 //   - Callbacks of the keyed wheel run on worker goroutines (see
 //     [WithConcurrency]); Scheduler callbacks run on the owner goroutine.
-//     Panics and runtime.Goexit calls are recovered and reported (see
-//     [Panic]).
+//     Panics and runtime.Goexit calls are recovered and reported to the
+//     panic handler as a [*PanicError] (see [WithPanicHandler]).
 //   - Everything works inside a testing/synctest bubble.
 //
 // # Costs

@@ -420,12 +420,12 @@ func (d *driver[T]) fireDue(l layer[T]) (busy bool) {
 	return busy
 }
 
-// recovered builds the Panic report for a callback that did not return:
-// r is what recover returned, nil for a runtime.Goexit (a panic(nil)
-// recovers as a *runtime.PanicNilError).
-func recovered(key, r any) Panic {
+// recovered builds the report for a callback that did not return: r is
+// what recover returned, nil for a runtime.Goexit (a panic(nil) recovers
+// as a *runtime.PanicNilError).
+func recovered(key, r any) *PanicError {
 	if r == nil {
 		r = ErrGoexit
 	}
-	return Panic{Key: key, Recovered: r, Stack: debug.Stack()}
+	return &PanicError{Key: key, Value: r, Stack: debug.Stack()}
 }

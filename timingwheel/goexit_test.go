@@ -17,9 +17,9 @@ type goexits struct {
 }
 
 func (g *goexits) handler(t *testing.T) Option {
-	return WithPanicHandler(func(p Panic) {
-		if p.Recovered != ErrGoexit {
-			t.Errorf("report for %v: Recovered = %v, want ErrGoexit", p.Key, p.Recovered)
+	return WithPanicHandler(func(p *PanicError) {
+		if p.Value != ErrGoexit {
+			t.Errorf("report for %v: Value = %v, want ErrGoexit", p.Key, p.Value)
 		}
 		g.mu.Lock()
 		g.keys = append(g.keys, p.Key.(string))
@@ -168,7 +168,7 @@ func TestGoexitInInlineCallbackThenStop(t *testing.T) {
 				runtime.Goexit()
 			}
 			ran = append(ran, key)
-		}, WithInline(), WithPanicHandler(func(Panic) {}))
+		}, WithInline(), WithPanicHandler(func(*PanicError) {}))
 		must(t, err)
 		must(t, tw.SetTimer("a", 0, iv))
 		must(t, tw.SetTimer("b", 1, iv))

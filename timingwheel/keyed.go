@@ -124,7 +124,7 @@ func New[K comparable, V any](interval time.Duration, numSlots int, execute func
 		Workers: cfg.concurrency,
 		Run:     func(it dueItem[K, V], _ *struct{}) { k.execute(it.key, it.value) },
 		Panic: func(it dueItem[K, V], r any, stack []byte) {
-			k.d.cfg.onPanic(Panic{Key: it.key, Recovered: r, Stack: stack})
+			k.d.cfg.onPanic(&PanicError{Key: it.key, Value: r, Stack: stack})
 		},
 	})
 	go k.d.run(k)
@@ -458,7 +458,7 @@ func (k *keyed[K, V]) flush() {
 func (k *keyed[K, V]) stopped() { k.exec.Drain() }
 
 // runOne runs execute for one fired timer and reports a panic or a Goexit
-// (see Panic).
+// (see WithPanicHandler).
 func (k *keyed[K, V]) runOne(it dueItem[K, V]) {
 	returned := false
 	defer func() {

@@ -642,9 +642,9 @@ func TestPanickingCallback(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				var (
 					mu     sync.Mutex
-					panics []Panic
+					panics []*PanicError
 				)
-				opts := []Option{WithPanicHandler(func(p Panic) {
+				opts := []Option{WithPanicHandler(func(p *PanicError) {
 					mu.Lock()
 					defer mu.Unlock()
 					panics = append(panics, p)
@@ -676,8 +676,8 @@ func TestPanickingCallback(t *testing.T) {
 					t.Fatalf("%d panics reported, want 1", len(panics))
 				}
 				p := panics[0]
-				if p.Key != "boom" || p.Recovered != "boom 7" {
-					t.Errorf("reported key %v, value %v; want boom, \"boom 7\"", p.Key, p.Recovered)
+				if p.Key != "boom" || p.Value != "boom 7" {
+					t.Errorf("reported key %v, value %v; want boom, \"boom 7\"", p.Key, p.Value)
 				}
 				if !strings.Contains(string(p.Stack), "TestPanickingCallback") {
 					t.Errorf("stack does not show the panicking callback:\n%s", p.Stack)

@@ -23,33 +23,11 @@ func argError(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrArgument}, args...)...)
 }
 
-// ErrGoexit is the Recovered value of the [Panic] reported for a callback
+// ErrGoexit is the Value of the [*PanicError] reported for a callback
 // that called runtime.Goexit (as t.Fatal and t.SkipNow do in a test)
-// instead of returning. It is the module's one such value: cache.ErrGoexit
-// is the same error.
+// instead of returning; errors.Is(err, ErrGoexit) tells it from a panic.
+// It is the module's one such value.
 var ErrGoexit = pool.ErrGoexit
-
-// Panic describes a callback that panicked or called runtime.Goexit. The
-// wheel recovers the panic, keeps every other timer and goes on with the
-// next one; the panic handler (see [WithPanicHandler]) receives this
-// report.
-//
-// A Goexit cannot be stopped: the goroutine running the callback ends, as
-// runtime.Goexit promises, after the report. The wheel replaces it: a
-// worker of the keyed TimingWheel by a new worker, and the owner goroutine
-// (which runs the callbacks of a Scheduler and, under WithInline, of the
-// keyed wheel) by a new owner that carries on where the old one stopped.
-// No timer or callback is lost, and Stop, Len and every other method go on
-// working.
-type Panic struct {
-	// Key is the key of the timer whose callback panicked, for the keyed
-	// TimingWheel; the Timer's Value for a Scheduler.
-	Key any
-	// Recovered is the value passed to panic, or ErrGoexit.
-	Recovered any
-	// Stack is the stack of the panicking goroutine.
-	Stack []byte
-}
 
 // Option configures New and NewScheduler.
 type Option func(*config)
@@ -61,7 +39,7 @@ type config struct {
 	budget      int
 	ticks       <-chan time.Time
 	ticker      bool // WithTicker was given (ticks may still be nil: refused)
-	onPanic     func(Panic)
+	onPanic     func(*PanicError)
 }
 
 // maxBuffer bounds WithBuffer: the buffer is allocated up front.
@@ -104,8 +82,8 @@ func (c *config) validate() error {
 	return nil
 }
 
-func logPanic(p Panic) {
-	slog.Error("timingwheel: callback panicked", "key", p.Key, "panic", p.Recovered, "stack", string(p.Stack))
+func logPanic(p *PanicError) {
+	slog.Error("timingwheel: callback panicked", "key", p.Key, "panic", p.Value, "stack", string(p.Stack))
 }
 
 // WithConcurrency sets how many callbacks of the keyed TimingWheel may run
@@ -149,8 +127,19 @@ func WithTicker(ticks <-chan time.Time) Option {
 	return func(c *config) { c.ticks, c.ticker = ticks, true }
 }
 
-// WithPanicHandler sets the function that receives panics recovered from
-// callbacks. The default logs them with log/slog at error level, with the
-// stack. The handler runs on the goroutine that ran the callback and must
-// not panic itself.
-func WithPanicHandler(f func(Panic)) Option { return func(c *config) { c.onPanic = f } }
+// WithPanicHandler sets the function that receives each callback that
+// panicked or called runtime.Goexit, as a *PanicError: Key is the timer's
+// key (keyed TimingWheel) or Value (Scheduler), Value the value passed to
+// panic or ErrGoexit, Stack the callback's stack. The default logs it with
+// log/slog at error level. The handler runs on the goroutine that ran the
+// callback, before the wheel goes on, and must not panic itself.
+//
+// The wheel recovers a panic, keeps every other timer and goes on with
+// the next one. A Goexit cannot be stopped: the goroutine running the
+// callback ends after the report, as runtime.Goexit promises, and the
+// wheel replaces it: a worker of the keyed TimingWheel by a new worker,
+// the owner goroutine (which runs the callbacks of a Scheduler and, under
+// WithInline, of the keyed wheel) by a new owner that carries on where
+// the old one stopped. No timer or callback is lost, and Stop, Len and
+// every other method go on working.
+func WithPanicHandler(f func(*PanicError)) Option { return func(c *config) { c.onPanic = f } }

@@ -3,10 +3,10 @@ package timingwheel
 import "fmt"
 
 // PanicError reports user code that panicked or called runtime.Goexit
-// instead of returning. It is the module's one panic report:
-// cache.PanicError and jobs.PanicError are this type (the error a loader's
-// waiters or a job's attempt get), and the reports handed to panic
-// handlers, [Panic] and cache.Panic, give it with their Err method.
+// instead of returning. It is the module's one panic report type: panic
+// handlers receive it ([WithPanicHandler], cache.Options.OnPanic), a
+// cache loader's waiters and a failed job attempt get it as their error,
+// and a natsjobs handler's panic becomes one.
 //
 // errors.As(err, &pe) finds it in an error chain, and errors.Is(err,
 // ErrGoexit) tells a runtime.Goexit from a panic.
@@ -36,10 +36,4 @@ func (e *PanicError) Error() string {
 func (e *PanicError) Unwrap() error {
 	err, _ := e.Value.(error)
 	return err
-}
-
-// Err returns p as the module's one panic report: a *PanicError with the
-// same key, value (Recovered) and stack.
-func (p Panic) Err() *PanicError {
-	return &PanicError{Key: p.Key, Value: p.Recovered, Stack: p.Stack}
 }

@@ -52,14 +52,14 @@ func TestPanicErrorErrorAndUnwrap(t *testing.T) {
 	}
 }
 
-// TestPanicErrFromHandlers checks Panic.Err on the reports a wheel hands
-// its panic handler: for a panic and for a runtime.Goexit, in a keyed
-// callback and in a Scheduler's fire, the *PanicError carries the key (or
-// the Timer's Value), the recovered value and the stack.
-func TestPanicErrFromHandlers(t *testing.T) {
+// TestPanicHandlerReports checks the *PanicError a wheel hands its panic
+// handler: for a panic and for a runtime.Goexit, in a keyed callback and
+// in a Scheduler's fire, it carries the key (or the Timer's Value), the
+// recovered value and the stack.
+func TestPanicHandlerReports(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		reports := make(chan *timingwheel.PanicError, 4)
-		handler := timingwheel.WithPanicHandler(func(p timingwheel.Panic) { reports <- p.Err() })
+		handler := timingwheel.WithPanicHandler(func(p *timingwheel.PanicError) { reports <- p })
 		tw, err := timingwheel.New(time.Millisecond, 8, func(k string, how string) {
 			if how == "goexit" {
 				runtime.Goexit()

@@ -193,7 +193,7 @@ func (s *Scheduler[T]) Shutdown(ctx context.Context) error {
 }
 
 // fire calls the fire callback for t, whose firing the owner has settled,
-// and reports a panic or a Goexit (see Panic); t then stays unscheduled.
+// and reports a panic or a Goexit (see WithPanicHandler); t then stays unscheduled.
 func (s *Scheduler[T]) fire(t *Timer[T], due int64) (rearm int64) {
 	s.d.fired(due)
 	returned := false

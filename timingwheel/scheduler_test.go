@@ -178,8 +178,8 @@ func TestSchedulerRescheduleScheduledTimer(t *testing.T) {
 // Timers of the same and later ticks fire.
 func TestSchedulerPanicInFire(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var panics []Panic
-		r := newSchedRecorder(t, 8, WithPanicHandler(func(p Panic) { panics = append(panics, p) }))
+		var panics []*PanicError
+		r := newSchedRecorder(t, 8, WithPanicHandler(func(p *PanicError) { panics = append(panics, p) }))
 		r.panic["bad"] = true
 		bad, same, later := &Timer[string]{Value: "bad"}, &Timer[string]{Value: "same"}, &Timer[string]{Value: "later"}
 		must(t, r.s.Schedule(bad, iv))
@@ -189,7 +189,7 @@ func TestSchedulerPanicInFire(t *testing.T) {
 		if got, want := names(r.take()), []string{"same@10ms", "later@20ms"}; !slices.Equal(got, want) {
 			t.Fatalf("firings %v, want %v", got, want)
 		}
-		if len(panics) != 1 || panics[0].Key != "bad" || panics[0].Recovered != "boom bad" {
+		if len(panics) != 1 || panics[0].Key != "bad" || panics[0].Value != "boom bad" {
 			t.Fatalf("panics %+v, want one for bad", panics)
 		}
 		if !strings.Contains(string(panics[0].Stack), "schedRecorder") {

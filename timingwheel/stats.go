@@ -59,16 +59,6 @@ type Durations struct {
 	Buckets [len(DurationBounds) + 1]uint64
 }
 
-// Lateness is the former name of Durations.
-//
-// Deprecated: use Durations, the same type.
-type Lateness = Durations
-
-// LatenessBounds are DurationBounds.
-//
-// Deprecated: use DurationBounds, which has the same values.
-var LatenessBounds = DurationBounds
-
 // observe adds one timer's lateness.
 func (l *Durations) observe(d time.Duration) {
 	l.Count++

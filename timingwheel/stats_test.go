@@ -29,7 +29,7 @@ func TestStats(t *testing.T) {
 		synctest.Wait()
 		got := tw.Stats()
 		want := Stats{Pending: 1, Fired: 3, Removed: 1, LargestBatch: 2, WakeUps: got.WakeUps,
-			Lateness: Lateness{Count: 3, Sum: 30 * time.Millisecond, Max: 15 * time.Millisecond,
+			Lateness: Durations{Count: 3, Sum: 30 * time.Millisecond, Max: 15 * time.Millisecond,
 				Buckets: [7]uint64{0: 1, 3: 2}}}
 		if got != want {
 			t.Errorf("Stats() = %+v\nwant       %+v", got, want)
@@ -96,7 +96,7 @@ func TestSchedulerStats(t *testing.T) {
 }
 
 func TestLatenessBuckets(t *testing.T) {
-	var l Lateness
+	var l Durations
 	for _, d := range []time.Duration{0, 100 * time.Microsecond, 101 * time.Microsecond, time.Second, time.Minute} {
 		l.observe(d)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/ttlkit/ttlkit/cache"
 	"github.com/ttlkit/ttlkit/natsjobs"
+	"github.com/ttlkit/ttlkit/natsjobs/embedded"
 	ttlprom "github.com/ttlkit/ttlkit/prometheus"
 )
 
@@ -55,7 +56,7 @@ func run() error {
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	q, err := natsjobs.Open(ctx, natsjobs.Config{Ephemeral: true, Queues: []string{"orders"}})
+	q, err := natsjobs.Open(ctx, natsjobs.Config{Server: embedded.Server{Ephemeral: true}, Queues: []string{"orders"}})
 	if err != nil {
 		return err
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ttlkit/ttlkit/cache"
 	"github.com/ttlkit/ttlkit/collection"
+	"github.com/ttlkit/ttlkit/timingwheel"
 )
 
 // cacheImpl runs a scenario on one implementation's Cache, inside a
@@ -224,7 +225,7 @@ func TestDiff_CacheLeaksGoroutinesInGoZero(t *testing.T) {
 
 // TestDiff_CacheTakePanicInGoZero: when fetch panics, go-zero's
 // single-flight hands the Takes waiting for it nil, nil, as if nil had
-// been loaded. Ours gives them a *cache.PanicError; in both, the panic goes
+// been loaded. Ours gives them a *timingwheel.PanicError; in both, the panic goes
 // on in the goroutine that ran fetch.
 func TestDiff_CacheTakePanicInGoZero(t *testing.T) {
 	for _, impl := range cacheImpls {
@@ -252,7 +253,7 @@ func TestDiff_CacheTakePanicInGoZero(t *testing.T) {
 				t.Errorf("%s: the loader did not panic", impl.name)
 			}
 			w := <-waiter
-			var pe *cache.PanicError
+			var pe *timingwheel.PanicError
 			switch impl.name {
 			case goZeroCache.name:
 				if w.v != nil || w.err != nil {
@@ -260,7 +261,7 @@ func TestDiff_CacheTakePanicInGoZero(t *testing.T) {
 				}
 			default:
 				if !errors.As(w.err, &pe) {
-					t.Errorf("ours: waiter got %v, %v; want a *cache.PanicError", w.v, w.err)
+					t.Errorf("ours: waiter got %v, %v; want a *timingwheel.PanicError", w.v, w.err)
 				}
 			}
 		})

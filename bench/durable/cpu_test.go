@@ -12,12 +12,14 @@ import (
 // processes get: a client beside a server process of its own runs as two
 // processes, an embedded server as one. cpu-us/job is the CPU that the
 // work cost, whoever ran it: this process (client, and natsjobs' embedded
-// server) plus the server's process group (redis-server, every PostgreSQL
-// backend, the external nats-server), over the timed region, per job.
+// server) plus the server's processes (redis-server, every PostgreSQL
+// backend, the external nats-server: the server process and its
+// descendants), over the timed region, per job.
 
-// A cpuMeter is the CPU used so far by this process and a server's group.
+// A cpuMeter is the CPU used so far by this process and a server's
+// processes.
 type cpuMeter struct {
-	pgid       int // the server's process group; 0 when it runs in this process
+	root       int // the server's process; 0 when it runs in this process
 	self, srv  time.Duration
 	selfOK, ok bool
 }
@@ -25,10 +27,10 @@ type cpuMeter struct {
 func startCPU(e *env) cpuMeter {
 	m := cpuMeter{}
 	if e.srv != nil && e.srv.cmd != nil && e.srv.cmd.Process != nil {
-		m.pgid = e.srv.cmd.Process.Pid // started with Setpgid
+		m.root = e.srv.cmd.Process.Pid
 	}
 	m.self, m.selfOK = selfCPU()
-	m.srv, m.ok = groupCPU(m.pgid)
+	m.srv, m.ok = treeCPU(m.root)
 	return m
 }
 
@@ -36,7 +38,7 @@ func startCPU(e *env) cpuMeter {
 // when a clock could not be read.
 func (m cpuMeter) perJob(n int) (float64, bool) {
 	self, ok1 := selfCPU()
-	srv, ok2 := groupCPU(m.pgid)
+	srv, ok2 := treeCPU(m.root)
 	if !m.selfOK || !m.ok || !ok1 || !ok2 || n <= 0 {
 		return 0, false
 	}
@@ -62,20 +64,27 @@ func selfCPU() (time.Duration, bool) {
 // clockTick is the unit of /proc/<pid>/stat's times (USER_HZ, 100 on Linux).
 const clockTick = 10 * time.Millisecond
 
-// groupCPU sums the CPU time of the live processes in process group pgid,
-// with that of their children already waited for (a PostgreSQL backend's
-// time moves to the postmaster when it exits). pgid 0 is nothing.
-func groupCPU(pgid int) (time.Duration, bool) {
-	if pgid == 0 {
-		return 0, true
-	}
+// A proc is one process's line of /proc/<pid>/stat.
+type proc struct {
+	pid, ppid int
+	cpu       time.Duration // utime + stime + cutime + cstime
+}
+
+// processTree returns the live process root and all its descendants.
+// Descendants rather than root's process group: every PostgreSQL child
+// process (backends, checkpointer, walwriter) makes itself a process group
+// leader, so a group held the postmaster alone and missed the backends'
+// CPU and memory.
+func processTree(root int) []proc {
 	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return 0, false
+	if err != nil || root == 0 {
+		return nil
 	}
-	var sum time.Duration
+	children := map[int][]proc{}
+	var top *proc
 	for _, de := range ents {
-		if _, err := strconv.Atoi(de.Name()); err != nil {
+		pid, err := strconv.Atoi(de.Name())
+		if err != nil {
 			continue
 		}
 		b, err := os.ReadFile("/proc/" + de.Name() + "/stat")
@@ -90,13 +99,39 @@ func groupCPU(pgid int) (time.Duration, bool) {
 		if len(f) < 15 {
 			continue
 		}
-		if g, _ := strconv.Atoi(f[2]); g != pgid {
-			continue
-		}
+		p := proc{pid: pid}
+		p.ppid, _ = strconv.Atoi(f[1])
 		for _, k := range f[11:15] {
 			t, _ := strconv.ParseInt(k, 10, 64)
-			sum += time.Duration(t) * clockTick
+			p.cpu += time.Duration(t) * clockTick
 		}
+		if pid == root {
+			top = &p
+		}
+		children[p.ppid] = append(children[p.ppid], p)
 	}
-	return sum, true
+	if top == nil {
+		return nil
+	}
+	tree := []proc{*top}
+	for i := 0; i < len(tree); i++ {
+		tree = append(tree, children[tree[i].pid]...)
+	}
+	return tree
+}
+
+// treeCPU sums the CPU time of process root and its live descendants,
+// with that of their children already waited for (a PostgreSQL backend's
+// time moves to the postmaster when it exits). root 0 is nothing; a root
+// that is gone is an error.
+func treeCPU(root int) (time.Duration, bool) {
+	if root == 0 {
+		return 0, true
+	}
+	tree := processTree(root)
+	var sum time.Duration
+	for _, p := range tree {
+		sum += p.cpu
+	}
+	return sum, len(tree) > 0
 }

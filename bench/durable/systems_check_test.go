@@ -2,9 +2,12 @@ package durable
 
 import (
 	"context"
+	"os"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // TestSystems checks every adapter against its real server before any
@@ -72,4 +75,58 @@ func TestSystems(t *testing.T) {
 			tl.mu.Unlock()
 		})
 	}
+}
+
+// TestServerProcessTree pins what cpu-us/job and ServerMemory count for a
+// server of many processes: PostgreSQL's backends make themselves process
+// group leaders, so counting the server's process group missed them (river's
+// B/job came out negative). Every backend a client opened is in the
+// server's tree, and the server runs as this process's own child, so that
+// it dies with the benchmark (through runuser, it outlived a killed one).
+func TestServerProcessTree(t *testing.T) {
+	s, dsn := startPostgres(t)
+	ctx := context.Background()
+	pool, err := pgxpool.New(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	// Hold four connections, so that four backends exist.
+	var conns []*pgxpool.Conn
+	for range 4 {
+		c, err := pool.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+	}
+	defer func() {
+		for _, c := range conns {
+			c.Release()
+		}
+	}()
+	inTree := map[int]bool{}
+	for _, p := range processTree(s.cmd.Process.Pid) {
+		inTree[p.pid] = true
+	}
+	for _, c := range conns {
+		pid := int(c.Conn().PgConn().PID())
+		if !inTree[pid] {
+			t.Errorf("backend %d is not in the server's process tree %v", pid, inTree)
+		}
+	}
+	if ppid := ppidOf(t, s.cmd.Process.Pid); ppid != os.Getpid() {
+		t.Errorf("the server's parent is %d, want this process %d (no runuser between them)", ppid, os.Getpid())
+	}
+}
+
+func ppidOf(t *testing.T, pid int) int {
+	t.Helper()
+	for _, p := range processTree(pid) {
+		if p.pid == pid {
+			return p.ppid
+		}
+	}
+	t.Fatalf("process %d not found", pid)
+	return 0
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/ttlkit/ttlkit/jobs"
 	"github.com/ttlkit/ttlkit/natsjobs"
 	"github.com/ttlkit/ttlkit/natsjobs/console"
+	"github.com/ttlkit/ttlkit/natsjobs/embedded"
 )
 
 // setup opens an embedded server with queue q holding pending p-1 (with
@@ -26,7 +27,7 @@ import (
 func setup(t *testing.T, o console.Options) (*natsjobs.Client, *httptest.Server) {
 	t.Helper()
 	ctx := context.Background()
-	c, err := natsjobs.Open(ctx, natsjobs.Config{Ephemeral: true, Queues: []string{"q"}})
+	c, err := natsjobs.Open(ctx, natsjobs.Config{Server: embedded.Server{Ephemeral: true}, Queues: []string{"q"}})
 	if err != nil {
 		t.Fatal(err)
 	}

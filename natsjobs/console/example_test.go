@@ -7,12 +7,13 @@ import (
 
 	"github.com/ttlkit/ttlkit/natsjobs"
 	"github.com/ttlkit/ttlkit/natsjobs/console"
+	"github.com/ttlkit/ttlkit/natsjobs/embedded"
 )
 
 // Mount the console under /admin/jobs/ of a service's mux; only requests
 // your own authentication marks as admins may act, others may look.
 func ExampleNew() {
-	c, err := natsjobs.Open(context.Background(), natsjobs.Config{StoreDir: "/var/lib/shop/jobs", Queues: []string{"orders"}})
+	c, err := natsjobs.Open(context.Background(), natsjobs.Config{Server: embedded.Server{StoreDir: "/var/lib/shop/jobs"}, Queues: []string{"orders"}})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ttlkit/ttlkit/jobs"
 	"github.com/ttlkit/ttlkit/natsjobs"
+	"github.com/ttlkit/ttlkit/natsjobs/embedded"
 	ttlotel "github.com/ttlkit/ttlkit/otel"
 	"github.com/ttlkit/ttlkit/otel/natsotel"
 	"go.opentelemetry.io/otel/codes"
@@ -26,7 +27,7 @@ func TestRunIsChildOfEnqueuer(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	c, err := natsjobs.Open(ctx, natsjobs.Config{Ephemeral: true, Queues: []string{"orders"}})
+	c, err := natsjobs.Open(ctx, natsjobs.Config{Server: embedded.Server{Ephemeral: true}, Queues: []string{"orders"}})
 	if err != nil {
 		t.Fatal(err)
 	}

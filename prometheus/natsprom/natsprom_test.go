@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 	"github.com/ttlkit/ttlkit/natsjobs"
+	"github.com/ttlkit/ttlkit/natsjobs/embedded"
 	"github.com/ttlkit/ttlkit/prometheus/natsprom"
 )
 
@@ -64,7 +65,7 @@ ttlkit_natsjobs_up{queue="orders"} 1
 // job waiting a day is scheduled, one due with no worker is pending.
 func TestQueueCollectorLive(t *testing.T) {
 	ctx := context.Background()
-	c, err := natsjobs.Open(ctx, natsjobs.Config{Ephemeral: true, Queues: []string{"orders"}})
+	c, err := natsjobs.Open(ctx, natsjobs.Config{Server: embedded.Server{Ephemeral: true}, Queues: []string{"orders"}})
 	if err != nil {
 		t.Fatal(err)
 	}

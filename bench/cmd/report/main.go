@@ -23,7 +23,13 @@
 //	-out DIR      where benchmarks.md and img/ go (default: the doc directory next to bench)
 //	-count N      runs of each benchmark; tables show the median (default 3;
 //	              -quick, and suites that measure one round per process, run once)
-//	-only REGEXP  run only the suites whose ID matches; the others are reported as not run
+//	-only REGEXP  run only the suites whose ID matches and replace their sections (and
+//	              charts) in the existing benchmarks.md, keeping every other section,
+//	              chart and row of the table of suites as an earlier run wrote it; the
+//	              head names the run and what it regenerated, and each regenerated
+//	              section its date, commit and load. A page it cannot split (a
+//	              heading that is no suite's title, a code block left open) is an
+//	              error before anything runs; without a page, the others are not run
 //	-raw DIR      also save each suite's raw go test output as DIR/ID.txt (for
 //	              benchstat) and the run's command, machine and times as DIR/run.json
 //	-replay DIR   render the report again from the output -raw saved in DIR,
@@ -33,6 +39,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -158,6 +165,27 @@ func run(ctx context.Context, cfg *config) error {
 	} else {
 		fmt.Fprintf(cfg.log, "report: reading the benchmark sources: %v (tables will not link them)\n", err)
 	}
+	mdPath := filepath.Join(cfg.outDir, "benchmarks.md")
+	selected := func(string) bool { return true }
+	var old *page // the page -only splices into; nil for a whole page
+	if cfg.only != nil {
+		selected = cfg.only.MatchString
+		b, err := os.ReadFile(mdPath)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			// Nothing to keep: a whole page, the others not run.
+		case err != nil:
+			return err
+		default:
+			if old, err = parsePage(b); err == nil {
+				err = checkSplice(old, suites)
+			}
+			if err != nil {
+				return fmt.Errorf("-only keeps the other suites' sections of %s, but cannot split it: %v "+
+					"(fix the page, or run without -only to rewrite all of it)", mdPath, err)
+			}
+		}
+	}
 	var rec runRecord
 	haveRec := false
 	if cfg.replay != "" {
@@ -204,6 +232,9 @@ func run(ctx context.Context, cfg *config) error {
 	}
 	var col colors
 	for _, r := range rep.Runs {
+		if !selected(r.Suite.ID) {
+			continue // -only: its charts are the earlier run's
+		}
 		for _, ch := range r.Suite.Charts {
 			path := filepath.Join(imgDir, ch.File)
 			bc, ok := buildChart(r.Suite, ch, r.Tables, &col)
@@ -223,16 +254,17 @@ func run(ctx context.Context, cfg *config) error {
 		}
 	}
 
-	mdPath := filepath.Join(cfg.outDir, "benchmarks.md")
-	f, err := os.Create(mdPath)
+	var md bytes.Buffer
+	var err error
+	if old != nil {
+		err = writeSpliced(&md, rep, old, selected)
+	} else {
+		err = writeMarkdown(&md, rep)
+	}
 	if err != nil {
 		return err
 	}
-	if err := writeMarkdown(f, rep); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
+	if err := os.WriteFile(mdPath, md.Bytes(), 0o644); err != nil {
 		return err
 	}
 	fmt.Fprintf(cfg.log, "report: wrote %s and %d charts in %s\n", mdPath, countCharts(rep), imgDir)

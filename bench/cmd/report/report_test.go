@@ -776,7 +776,7 @@ func TestWriteMatrix(t *testing.T) {
 	}
 	r := &suiteRun{Suite: suiteByID(t, "hitratio"), Status: StatusOK, Output: out, Tables: buildTables(out.Results)}
 	var b strings.Builder
-	writeSuite(&mdWriter{w: &b}, &report{}, r)
+	writeSuite(&mdWriter{w: &b}, &report{}, r, "")
 	md := b.String()
 	got := strings.Split(md, "\n")
 	for _, w := range []string{

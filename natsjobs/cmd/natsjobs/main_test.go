@@ -19,6 +19,7 @@ import (
 	"github.com/nats-io/nkeys"
 	"github.com/ttlkit/ttlkit/jobs"
 	"github.com/ttlkit/ttlkit/natsjobs"
+	"github.com/ttlkit/ttlkit/natsjobs/embedded"
 )
 
 // binary is the natsjobs command, built once by TestMain.
@@ -102,7 +103,7 @@ func settled(t *testing.T, pattern string, args ...string) {
 func server_(t *testing.T) (*natsjobs.Client, string) {
 	t.Helper()
 	ctx := context.Background()
-	c, err := natsjobs.Open(ctx, natsjobs.Config{Ephemeral: true, Listen: "127.0.0.1:0", Queues: []string{"orders", "mail"}})
+	c, err := natsjobs.Open(ctx, natsjobs.Config{Server: embedded.Server{Ephemeral: true, Listen: "127.0.0.1:0"}, Queues: []string{"orders", "mail"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/ttlkit/ttlkit/jobs"
 	"github.com/ttlkit/ttlkit/natsjobs"
 	"github.com/ttlkit/ttlkit/natsjobs/console"
+	"github.com/ttlkit/ttlkit/natsjobs/embedded"
 )
 
 var screenshots = flag.String("screenshots", "", "write the console's screenshots (console.png, console-dead.png, console-job.png) into this directory (the README's: ../../../doc)")
@@ -46,7 +47,7 @@ func chromium(t *testing.T) string {
 func shop(t *testing.T) *natsjobs.Client {
 	t.Helper()
 	ctx := context.Background()
-	c, err := natsjobs.Open(ctx, natsjobs.Config{Ephemeral: true, Queues: []string{"orders", "emails", "reports"}})
+	c, err := natsjobs.Open(ctx, natsjobs.Config{Server: embedded.Server{Ephemeral: true}, Queues: []string{"orders", "emails", "reports"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +207,7 @@ func TestConsoleInBrowser(t *testing.T) {
 func TestAutoRefresh(t *testing.T) {
 	exe := chromium(t)
 	ctx := context.Background()
-	c, err := natsjobs.Open(ctx, natsjobs.Config{Ephemeral: true, Queues: []string{"q"}})
+	c, err := natsjobs.Open(ctx, natsjobs.Config{Server: embedded.Server{Ephemeral: true}, Queues: []string{"q"}})
 	if err != nil {
 		t.Fatal(err)
 	}

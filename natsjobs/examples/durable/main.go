@@ -31,6 +31,7 @@ import (
 
 	"github.com/ttlkit/ttlkit/jobs"
 	"github.com/ttlkit/ttlkit/natsjobs"
+	"github.com/ttlkit/ttlkit/natsjobs/embedded"
 )
 
 const queue = "orders"
@@ -56,7 +57,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	// A timeout that a killed process had received comes back after
 	// AckWait: 5 s here, rather than the default 30 s.
-	c, err := natsjobs.Open(ctx, natsjobs.Config{StoreDir: *store, Queues: []string{queue}, AckWait: 5 * time.Second})
+	c, err := natsjobs.Open(ctx, natsjobs.Config{Server: embedded.Server{StoreDir: *store}, Queues: []string{queue}, AckWait: 5 * time.Second})
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,6 @@
 //go:build unix
 
-package natsjobs
+package embedded
 
 import (
 	"errors"
@@ -16,14 +16,14 @@ import (
 func lockDir(dir string) (func(), error) {
 	f, err := os.OpenFile(filepath.Join(dir, "natsjobs.lock"), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("natsjobs: store lock: %w", err)
+		return nil, fmt.Errorf("natsjobs/embedded: store lock: %w", err)
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("natsjobs: store dir %s is in use by another process", dir)
+			return nil, fmt.Errorf("natsjobs/embedded: store dir %s is in use by another process", dir)
 		}
-		return nil, fmt.Errorf("natsjobs: store lock: %w", err)
+		return nil, fmt.Errorf("natsjobs/embedded: store lock: %w", err)
 	}
 	return func() { f.Close() }, nil
 }

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package natsjobs
+package embedded
 
 // lockDir does not lock on this platform: the caller must make sure that
 // only one process uses a store directory.
