@@ -21,6 +21,10 @@ type env struct {
 	srv *server
 	// workerEnv describes how a worker process reaches the server.
 	workerEnv []string
+	// handOff, if set, must be called before a worker process starts:
+	// natsjobs embedded closes its client and server, so that the worker
+	// process can open the store (one server per store directory).
+	handOff func()
 }
 
 // An impl starts an env.
@@ -57,7 +61,8 @@ func mustRiver(tb testing.TB, dsn string) system {
 func openNATSEmbedded(tb testing.TB) *env {
 	dir := tb.TempDir()
 	cfg := natsjobs.Config{Server: embedded.Server{StoreDir: dir}}
-	e := &env{sys: mustNATS(tb, cfg)}
+	e := &env{sys: mustNATS(tb, cfg), workerEnv: []string{"DURABLE_IMPL=natsjobs", "DURABLE_ADDR=" + dir}}
+	e.handOff = func() { e.sys.Close() }
 	e.restart = func(tb testing.TB, kill bool) {
 		// In process the server cannot be killed apart from its client:
 		// Close flushes and stops it, Open starts it on the same store.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ttlkit/ttlkit/natsjobs"
+	"github.com/ttlkit/ttlkit/natsjobs/embedded"
 )
 
 // BenchmarkCancel: n jobs due a few seconds ahead are stored, then
@@ -139,21 +140,21 @@ func BenchmarkServerMemory(b *testing.B) {
 
 // BenchmarkKill: n jobs of 2 ms each due now; a worker process (8
 // handlers) is killed with SIGKILL once a third of them are done, and a
-// second one finishes the rest. lost counts jobs never finished; twice
-// counts jobs finished twice; rerun counts jobs started more than once (the
-// ones in flight at the kill, run again after their claim lapsed: each
-// system's claim is set to 30 s where it can be set). wait-s is from the
-// kill to the last job done. Full size only: the claims' 30 s (and the
-// peers' scan intervals) make it too slow for a smoke run.
+// second one finishes the rest. For natsjobs embedded the worker process
+// holds the server too, so the kill takes the server down with it, and
+// the second worker opens the same store again. lost counts jobs never
+// finished; twice counts jobs finished twice; rerun counts jobs started
+// more than once (the ones in flight at the kill, run again after their
+// claim lapsed: each system's claim is set to 30 s where it can be set).
+// wait-s is from the kill to the last job done. Full size only: the
+// claims' 30 s (and the peers' scan intervals) make it too slow for a
+// smoke run.
 func BenchmarkKill(b *testing.B) {
 	if testing.Short() {
 		skip(b, "full size only (claims lapse after 30 s)")
 	}
 	n := 6000
 	forImpls(b, func(b *testing.B, e *env) map[string]float64 {
-		if e.workerEnv == nil {
-			skip(b, "the server runs in the worker process, so a SIGKILL of the worker kills the server too (natsjobs-ext is the same server in a process of its own)")
-		}
 		ctx := context.Background()
 		all := ids("k", n)
 		p := payloadAt(16, time.Time{})
@@ -161,6 +162,9 @@ func BenchmarkKill(b *testing.B) {
 			if err := e.sys.EnqueueBatch(ctx, all[i:min(i+1000, n)], p); err != nil {
 				b.Fatal(err)
 			}
+		}
+		if e.handOff != nil {
+			e.handOff()
 		}
 		logPath := b.TempDir() + "/runs.log"
 		w1 := startWorker(b, e, logPath)
@@ -249,9 +253,9 @@ func readRuns(tb testing.TB, path string) (starts, dones map[string]int) {
 }
 
 // runWorkerChild is a worker process: it runs the jobs of DURABLE_IMPL's
-// queue at DURABLE_ADDR with 8 handlers until killed, appending "s ID"
-// when a job starts and "d ID" when it is done to DURABLE_LOG (one write
-// each, O_APPEND).
+// queue at DURABLE_ADDR (for natsjobs embedded: its store directory) with
+// 8 handlers until killed, appending "s ID" when a job starts and "d ID"
+// when it is done to DURABLE_LOG (one write each, O_APPEND).
 func runWorkerChild() {
 	ctx := context.Background()
 	log, err := os.OpenFile(os.Getenv("DURABLE_LOG"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
@@ -261,6 +265,8 @@ func runWorkerChild() {
 	addr := os.Getenv("DURABLE_ADDR")
 	var sys system
 	switch os.Getenv("DURABLE_IMPL") {
+	case "natsjobs": // the embedded server, on the store in DURABLE_ADDR
+		sys, err = openNATS(ctx, natsjobs.Config{Server: embedded.Server{StoreDir: addr}})
 	case "natsjobs-ext":
 		sys, err = openNATS(ctx, natsjobs.Config{URL: "nats://" + addr})
 	case "asynq":

@@ -553,9 +553,13 @@ var suites = []suite{
 			"other at 1k or 5k jobs/s, stored while 8 handlers run them. `Cancel`: 5k jobs due in 20 s cancelled one " +
 			"call at a time; `ran` counts cancelled jobs that ran anyway. `Recovery`: 100k pending jobs, the server " +
 			"stopped (SIGTERM) and started again, then 8 handlers: the first run from the server's start, and runs/s until all ran (at most 120 s). " +
-			"`ServerMemory`: the server's proportional set size per job due in an hour. `Kill`: 6k jobs of 2 ms in " +
-			"a worker process killed with SIGKILL a third of the way; `lost` never finished, `twice` finished twice, " +
-			"`rerun` started again (in flight at the kill). One round per process.",
+			"`ServerMemory`: the server's proportional set size (its process and their descendants) per job due in an hour " +
+			"(natsjobs embedded shares its process with the client: left out). `Kill`: 6k jobs of 2 ms in " +
+			"a worker process killed with SIGKILL a third of the way (natsjobs embedded: the worker holds the server, " +
+			"which dies with it, and the next worker opens its store again); `lost` never finished, `twice` finished twice, " +
+			"`rerun` started again (in flight at the kill). One round per process. Where a peer leads natsjobs, " +
+			"[bench/durable/README.md](../bench/durable/README.md#where-a-peer-leads-and-why) gives the measured reason " +
+			"and the design change that would win it.",
 		Bench:          `^Benchmark(Enqueue|Run|Delayed|Cancel|Recovery|ServerMemory|Kill)$`,
 		Benchtime:      "1x",
 		QuickBench:     `^Benchmark(Enqueue|Run|Delayed)$/^(goroutines=1|workers=2|rate=1k)$`,
