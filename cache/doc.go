@@ -110,8 +110,9 @@
 //     again, so writes of it are dropped and Take loads it without storing
 //     (see Cache); it never breaks a shard nor counts towards Limit.
 //   - Callbacks cannot break the cache. A panic in OnEvict is recovered and
-//     reported to Options.OnPanic; a runtime.Goexit in it does not stop
-//     the delivery of later events.
+//     reported to Options.OnPanic, with the event, as a
+//     *timingwheel.PanicError; a runtime.Goexit in it is reported too and
+//     does not stop the delivery of later events.
 //   - Callbacks without locks. OnEvict never runs under a cache lock nor on
 //     the expiry engine's goroutine; see Options.OnEvict for which goroutine
 //     runs it.

@@ -2,6 +2,7 @@ package cache
 
 import (
 	"runtime"
+	"slices"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -153,6 +154,53 @@ func TestCleanupDoesNotWaitForOnEvict(t *testing.T) {
 		}
 		if delivered != 2 {
 			t.Errorf("%d events delivered after the cleanup, want 2", delivered)
+		}
+	})
+}
+
+// TestOnEvictGoexitDuringClose: Close delivers the Expired events still
+// queued; an OnEvict that exits its goroutine meanwhile must not lose the
+// events after it. On the pool, the continuation was refused once Close
+// had drained the pool, so the rest of the batch was never delivered.
+func TestOnEvictGoexitDuringClose(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		gate := make(chan struct{})
+		var mu sync.Mutex
+		var got []int
+		c, err := New(Options[int, int]{TTL: time.Second, Resolution: 100 * time.Millisecond,
+			OnPanic: func(Event[int, int], *timingwheel.PanicError) {},
+			OnEvict: func(e Event[int, int]) {
+				mu.Lock()
+				got = append(got, e.Key)
+				mu.Unlock()
+				if e.Key == 0 {
+					<-gate
+					runtime.Goexit()
+				}
+			}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Set(0, 0)
+		synctest.Wait()
+		time.Sleep(500 * time.Millisecond)
+		for k := 1; k <= 3; k++ {
+			c.Set(k, k)
+		}
+		time.Sleep(2 * time.Second)
+		synctest.Wait() // OnEvict(0) waits at the gate; 1 to 3 are queued
+		closed := make(chan error)
+		go func() { closed <- c.Close() }()
+		synctest.Wait() // Close has drained the pool and waits
+		close(gate)
+		if err := <-closed; err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		slices.Sort(got[1:])
+		if want := []int{0, 1, 2, 3}; !slices.Equal(got, want) {
+			t.Errorf("OnEvict saw %v, want %v", got, want)
 		}
 	})
 }

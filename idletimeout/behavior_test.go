@@ -6,7 +6,9 @@ import (
 	"log/slog"
 	"math"
 	"net"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -203,6 +205,38 @@ func TestOnIdlePanicRecovered(t *testing.T) {
 	if !strings.Contains(logged.String(), "OnIdle panicked") || !strings.Contains(logged.String(), "boom") {
 		t.Errorf("log %q, want the panic reported", logged.String())
 	}
+}
+
+// TestOnIdleGoexitCloses: an OnIdle that called runtime.Goexit (t.FailNow
+// in a test) was neither a panic nor an answer: nothing was counted and the
+// connection stayed open, as if kept, with OnIdle exiting again at every
+// later timeout. It now counts as a panic and closes the connection.
+func TestOnIdleGoexitCloses(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var calls atomic.Int32
+		l, pl := newPipeServer(t, Config{IdleTimeout: tT, Resolution: tRes, OnIdle: func(e Event) Action {
+			calls.Add(1)
+			runtime.Goexit()
+			return Keep
+		}})
+		defer l.Close()
+		c, client := pair(t, l, pl)
+		defer client.Close()
+		reaped := make(chan error, 1)
+		go func() { err, _ := waitReaped(c, time.Now()); reaped <- err }()
+		select {
+		case err := <-reaped:
+			if !errors.Is(err, ErrIdle) {
+				t.Errorf("Read after OnIdle's Goexit: %v, want ErrIdle", err)
+			}
+		case <-time.After(10 * tT):
+			c.Close()
+			t.Errorf("connection still open 10 timeouts later, OnIdle called %d times", calls.Load())
+		}
+		if st := l.Stats(); st.Panics != 1 || st.ReapedIdle != 1 || st.Kept != 0 {
+			t.Errorf("Stats %+v, want 1 panic, 1 reaped, 0 kept", st)
+		}
+	})
 }
 
 // TestOnIdleRunsOffOwner: an OnIdle that blocks does not stop the wheel:

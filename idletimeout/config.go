@@ -138,7 +138,9 @@ type Config struct {
 	// goroutine, never on the wheel's, so it may block and may call any
 	// method of the Conn or Listener except Listener.Close. A panic in it is
 	// recovered, logged with log/slog, counted in Stats.Panics, and the
-	// connection is closed. Nil means Close without a call.
+	// connection is closed; so is a runtime.Goexit (t.FailNow in a test),
+	// logged as timingwheel.ErrGoexit, which then ends the goroutine. Nil
+	// means Close without a call.
 	OnIdle func(Event) Action
 }
 

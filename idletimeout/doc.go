@@ -199,23 +199,24 @@
 // doc/benchmarks.md: slowhttptest on loopback, 300 attack connections for
 // 30s, 50 honest clients (half downloading at 2 KB/s, half keep-alive),
 // RateGrace 5s and the default Resolution (312.5ms), so the bound is
-// 5.625s; a shared 2-core machine at load 7 to 15. Slowloris: all 300
-// reaped for the read rate, 99% within 5.62s of their first byte
-// (server-side; 9.37s before the deadline became the timer's), and the
-// attacker saw 99% closed 7s into the test (it notices at its next send,
-// every 3s), as with net/http's ReadHeaderTimeout of 5s and nginx at 5s.
-// Slow read: all 300 reaped for the write rate, 99% within 6.9s of the
-// response's first byte (the whole transfer is judged, and the receive
-// buffer's first burst buys credit), the queued bytes dropped by a reset;
-// slowhttptest's slow-read mode counts its connections open until it
-// ends, closed or not (nginx's send_timeout shows the same). Slow body and
-// range: the Go servers answer without waiting for the body, so both end
-// them in 2s. No honest client was cut in any attack (a slow-read run
-// before the fix of resumed responses cut 11 of 50:
-// TestWriteRateResumedWithBytesQueuedNeverCut). A raw TCP line protocol
-// under 300 tricklers sending a byte a second: all closed, 99% by 6.3s
-// (8.1s before), where a read deadline per Read closed none; no honest
-// client cut.
+// 5.625s; a shared 2-core machine at load 7 to 16. Slowloris: all 300
+// reaped for the read rate, 99% within 5.31s of their first byte
+// (server-side; 5.62s while the grace counted from the first byte's bound
+// in nanoseconds, a tick late), and the attacker saw 99% closed 7s into
+// the test (it notices at its next send, every 3s), as with net/http's
+// ReadHeaderTimeout of 5s and nginx at 5s. Slow read: all 300 reaped for
+// the write rate, 99% within 5.42s of the response's first byte (5.63s a
+// tick late, 6.9s before an answer's transfer counted from its first
+// byte), the queued bytes dropped by a reset; slowhttptest's slow-read
+// mode counts its connections open until it ends, closed or not (nginx's
+// send_timeout shows the same). Slow body and range: the Go servers answer
+// without waiting for the body, so both end them in 2s. No honest client
+// was cut in any attack (a slow-read run before the fix of resumed
+// responses cut 11 of 50: TestWriteRateResumedWithBytesQueuedNeverCut). A
+// raw TCP line protocol under 300 tricklers sending a byte a second: all
+// closed, 99% within 5.25s of their first byte server-side (6.3s when the
+// byte after the grace decided), where a read deadline per Read closed
+// none; no honest client cut.
 //
 // Recommended for an HTTP server (install ConnState too; net/http's
 // ReadHeaderTimeout may stay as a second line, its ReadTimeout and

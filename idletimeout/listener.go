@@ -125,7 +125,7 @@ type Stats struct {
 	Released uint64 // connections released from tracking (e.g. hijacked)
 	Events   uint64 // expired timeouts found: OnIdle calls and reaps, also those called off by later activity
 	Kept     uint64 // events for which OnIdle returned Keep
-	Panics   uint64 // OnIdle calls that panicked
+	Panics   uint64 // OnIdle calls that panicked or called runtime.Goexit
 }
 
 // Stats returns the Listener's counters. Each is read atomically, the set

@@ -241,12 +241,10 @@ func (t *tracker) judge(c *Conn, paused bool, nowNs int64) (v verdict, hard bool
 			// A request head under ConnState is owed in full: silence
 			// counts. Elsewhere the transfer is measured to its last
 			// byte, so a client waiting for an answer is never judged;
-			// past its due time, the next byte decides, looked at on
-			// every tick.
-			// The last byte is judged by both bounds of its time: the
-			// rate by the earliest (never harsher than the truth), the
-			// grace by the latest, so the byte that ends the grace
-			// decides, not the next one.
+			// past its due time, looked at on every tick, the byte that
+			// ends the grace decides: the grace is judged by the latest
+			// bound of its time, the rate by the earliest (never harsher
+			// than the truth).
 			end, last := nowNs, nowNs
 			if paused || !c.awaitsHead.Load() {
 				end = max(rst, rs.rx.start)

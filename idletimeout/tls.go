@@ -17,7 +17,12 @@ import (
 // Accept returns a *tls.Conn, as net/http expects. With a
 // HandshakeTimeout, Accept also starts the handshake on a new goroutine,
 // which ends with it; the server's own Handshake or first Read then waits
-// for that handshake and gets its result. Without one it starts nothing.
+// for that handshake and gets its result, and the handshake's bytes are
+// no transfer for MinReadRate: a client that handshakes and then waits (a
+// browser's preconnect) is left to the idle timeouts. Without one it
+// starts nothing, and under [ConnState] the handshake's bytes count as the
+// start of the first request head, so such a client is reaped for the
+// read rate once they no longer pay for its silence.
 // config must be non-nil and, as for tls.NewListener, hold a certificate
 // or GetCertificate (or GetConfigForClient).
 func NewTLSListener(l *Listener, config *tls.Config) net.Listener {
@@ -42,6 +47,9 @@ func (t *tlsListener) Accept() (net.Conn, error) {
 		go func() {
 			if tc.Handshake() == nil {
 				c.handshakeDue.Store(0)
+				// The handshake's bytes are no request: the next byte
+				// read begins a transfer (TestTLSHandshakeIsNoRequestHead).
+				c.boundary(false)
 			}
 		}()
 	}

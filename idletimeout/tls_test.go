@@ -10,6 +10,7 @@ import (
 	"io"
 	"math/big"
 	"net"
+	"net/http"
 	"os"
 	"testing"
 	"testing/synctest"
@@ -172,4 +173,41 @@ func TestHandshakeTimeoutCompletedHandshakeKept(t *testing.T) {
 func testServerTLS(t *testing.T) *tls.Config {
 	sc, _ := testTLSConfigs(t)
 	return sc
+}
+
+// TestTLSHandshakeIsNoRequestHead: under ConnState, the bytes a TLS
+// client sends in its handshake are no request head: a client that
+// handshakes and then waits (a browser's preconnect) is left to the idle
+// timeout. Counted as a head it stopped sending, it was reaped for the
+// read rate once its handshake's bytes no longer paid for its silence
+// (6.6s after the accept here, where IdleTimeout is 10s). NewTLSListener
+// ends the read transfer when the handshake completes.
+func TestTLSHandshakeIsNoRequestHead(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := Config{IdleTimeout: 10 * time.Second, HandshakeTimeout: 2 * time.Second, MinReadRate: 240, RateGrace: 2 * time.Second, Resolution: tRes}
+		l, pl := newPipeServer(t, cfg)
+		defer l.Close()
+		sc, cc := testTLSConfigs(t)
+		tc, c, client := acceptTLS(t, l, pl, sc)
+		ConnState(tc, http.StateNew)
+		tcl := tls.Client(client, cc)
+		if err := tcl.Handshake(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		go func() { // the client reads what the server sends (session tickets)
+			defer close(done)
+			tcl.Read(make([]byte, 1))
+		}()
+		defer func() { client.Close(); <-done }()
+		time.Sleep(cfg.IdleTimeout - time.Millisecond)
+		synctest.Wait()
+		if st := l.Stats(); st.Closed != 0 {
+			t.Fatalf("Stats %+v: a client that handshook and waits was reaped before its IdleTimeout", st)
+		}
+		r, _ := reapedBy(t, c, time.Now())
+		if r != ReasonIdle {
+			t.Errorf("reaped for %v, want idle", r)
+		}
+	})
 }

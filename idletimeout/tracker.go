@@ -328,29 +328,35 @@ func (t *tracker) reapOne(v verdict, _ *struct{}) {
 }
 
 // deliver runs on its own goroutine: it asks OnIdle, then closes (unless
-// the connection changed meanwhile, see Conn.reap) or keeps.
+// the connection changed meanwhile, see Conn.reap) or keeps. An OnIdle
+// that panics or calls runtime.Goexit counts as Close: it is logged (with
+// timingwheel.ErrGoexit for a Goexit) and counted in Stats.Panics, and the
+// connection is closed before the goroutine ends.
 func (t *tracker) deliver(v verdict) {
 	defer t.wg.Done()
 	t.stats.events.Add(1)
-	if t.ask(v.Conn.cfg.onIdle, v.Event) == Keep {
+	returned := false
+	defer func() {
+		if returned {
+			return
+		}
+		r := recover()
+		if r == nil { // a panic always has a value, panic(nil) too since Go 1.21
+			r = timingwheel.ErrGoexit
+		}
+		t.stats.panics.Add(1)
+		slog.Error("idletimeout: OnIdle panicked; closing the connection",
+			"reason", v.Reason.String(), "remote", addrString(v.Conn.inner),
+			"panic", r, "stack", string(debug.Stack()))
+		v.Conn.reap(v)
+	}()
+	act := v.Conn.cfg.onIdle(v.Event)
+	returned = true
+	if act == Keep {
 		t.stats.kept.Add(1)
 		return
 	}
 	v.Conn.reap(v)
-}
-
-// ask calls OnIdle, recovering and reporting a panic as Close.
-func (t *tracker) ask(f func(Event) Action, ev Event) (act Action) {
-	defer func() {
-		if r := recover(); r != nil {
-			t.stats.panics.Add(1)
-			slog.Error("idletimeout: OnIdle panicked; closing the connection",
-				"reason", ev.Reason.String(), "remote", addrString(ev.Conn.inner),
-				"panic", r, "stack", string(debug.Stack()))
-			act = Close
-		}
-	}()
-	return f(ev)
 }
 
 // track wraps inner and starts tracking it. It fails with errStopped after

@@ -65,8 +65,9 @@
 //     the Cancel keeps running. A cron job's schedule and its current
 //     activation are removed in one step, so that no activation re-arms
 //     the job after Cancel.
-//   - One of N: each delivery goes to exactly one worker of the queue. A
-//     job runs twice only if a worker died (or lost the server) while
+//   - One of N: each delivery goes to exactly one worker of the queue,
+//     which asks for one only when a handler is free, so a busy worker
+//     holds no job another could run. A job runs twice only if a worker died (or lost the server) while
 //     running it, before its success was stored: handlers should be
 //     idempotent. A success the server confirmed is never run again, and
 //     a job is confirmed (OnFinish: Succeeded) once even when it ran twice.

@@ -329,11 +329,13 @@ func (w *worker) serve(ctx context.Context) error {
 	case <-ctx.Done():
 	case <-w.c.stop:
 	}
-	// Stop pulling; what the server sent meanwhile still reaches receive,
-	// which gives it back. Then release what was received but not started.
+	// Stop pulling and starting runs; what the server sent meanwhile still
+	// reaches receive, which gives it back. Then release what was received
+	// but not started.
 	w.mu.Lock()
 	w.stopped = true
 	w.mu.Unlock()
+	back := w.runners.Close()
 	if sub.Drain() == nil {
 		t := time.NewTimer(w.c.cfg.Timeout)
 		select {
@@ -344,7 +346,6 @@ func (w *worker) serve(ctx context.Context) error {
 	}
 	sub.Unsubscribe()
 	w.wheel.Stop()
-	back := w.runners.Close()
 	w.mu.Lock()
 	for d, inWheel := range w.live {
 		if inWheel {
@@ -425,7 +426,17 @@ func (w *worker) receive(m *nats.Msg) {
 		}
 		w.pull() // a held delivery takes no runner
 	default:
-		w.runners.Push(d)
+		w.push(d)
+	}
+}
+
+// push hands d to the runners; once Work stopped, the pool refuses it and
+// d waits with the held deliveries to be given back.
+func (w *worker) push(d *delivery) {
+	if !w.runners.Push(d) {
+		w.mu.Lock()
+		w.live[d] = true
+		w.mu.Unlock()
 	}
 }
 
@@ -462,14 +473,14 @@ func (w *worker) fire(t *timingwheel.Timer[*delivery], now time.Time) time.Durat
 		return wait // the wall clock is behind the monotonic one: never early
 	}
 	w.mu.Lock()
-	ok := w.live[d]
+	ok := w.live[d] && !w.stopped
 	if ok {
 		w.live[d] = false
 		w.busy++
 	}
 	w.mu.Unlock()
 	if ok {
-		w.runners.Push(d)
+		w.push(d)
 	}
 	return 0
 }

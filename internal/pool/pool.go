@@ -3,8 +3,8 @@
 // goroutine ended by runtime.Goexit, bounds its queue if asked, and shuts
 // down by dropping what is queued (Close) or running it first (Drain).
 // timingwheel runs fired callbacks on it, jobs runs attempts on it,
-// idletimeout closes reaped connections on it, and the cache delivers
-// Expired events to OnEvict on it.
+// idletimeout closes reaped connections on it, natsjobs runs handlers on
+// it, and the cache delivers Expired events to OnEvict on it.
 //
 // # Concepts
 //
@@ -64,6 +64,7 @@ type Pool[T, W any] struct {
 	parked  int  // waiting on cond for work
 	waking  int  // started or signalled, not yet at the queue
 	closed  bool // Push refuses; workers leave once the queue is empty
+	dropped bool // Close was called: Resume refuses too
 	idle    chan struct{}
 }
 
@@ -111,11 +112,12 @@ func (p *Pool[T, W]) PushAll(items []T) bool {
 }
 
 // Resume queues item first, beyond Limit: for an item that continues the
-// one a worker was running when it called runtime.Goexit. It returns false
-// (queuing nothing) after Close or Drain.
+// one a worker was running when it called runtime.Goexit. After Drain it
+// still queues item, which is part of what Drain runs; it returns false
+// (queuing nothing) after Close.
 func (p *Pool[T, W]) Resume(item T) bool {
 	p.mu.Lock()
-	if p.closed {
+	if p.dropped {
 		p.mu.Unlock()
 		return false
 	}
@@ -292,7 +294,7 @@ func (p *Pool[T, W]) Close() []T {
 		dropped[i] = p.ring[(p.head+i)%len(p.ring)]
 	}
 	p.ring, p.head, p.n = nil, 0, 0
-	p.closed = true
+	p.closed, p.dropped = true, true
 	p.cond.Broadcast()
 	return dropped
 }

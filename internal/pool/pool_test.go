@@ -169,6 +169,34 @@ func TestGoexitWithoutHandler(t *testing.T) {
 	})
 }
 
+// TestResumeAfterDrain: an item whose worker exits while Drain waits for
+// it hands its continuation on, and Drain runs it. Resume refused it after
+// Drain, so the cache's OnEvict delivery lost the events after one that
+// called runtime.Goexit during Close.
+func TestResumeAfterDrain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var rec recorder
+		gate := make(chan struct{})
+		var p *Pool[int, struct{}]
+		p = New(Config[int, struct{}]{Workers: 1, Run: func(i int, _ *struct{}) {
+			if i == 1 {
+				<-gate
+				defer p.Resume(100)
+				runtime.Goexit()
+			}
+			rec.add(i)
+		}})
+		p.PushAll([]int{0, 1, 2})
+		synctest.Wait() // item 1 waits at the gate
+		p.Drain()
+		close(gate)
+		<-p.Idle()
+		if want := []int{0, 100, 2}; !slices.Equal(rec.ran, want) {
+			t.Errorf("ran %v, want %v", rec.ran, want)
+		}
+	})
+}
+
 // TestWorkerValue: each worker keeps its W from one item to the next.
 func TestWorkerValue(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
