@@ -2,9 +2,8 @@ package natsjobs
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"strconv"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -38,11 +37,7 @@ func (c *Client) EnqueueBatch(ctx context.Context, at time.Time, batch ...Job) e
 		return err
 	}
 	for i, m := range msgs {
-		if batch[i].Unique != Replace {
-			expectNone(m, batch[i])
-		} else if later {
-			expectNoReady(m, batch[i])
-		}
+		expectFirst(m, batch[i], later)
 	}
 	refused, err := c.publishAll(ctx, msgs)
 	if err != nil {
@@ -60,7 +55,7 @@ func (c *Client) EnqueueBatch(ctx context.Context, at time.Time, batch ...Job) e
 		}
 		be.Errs[i] = existsErr(batch[i])
 	}
-	if err := c.replaceRefused(ctx, batch, msgs, replace); err != nil {
+	if err := c.replaceAll(ctx, batch, msgs, later, replace); err != nil {
 		return err
 	}
 	if be != nil {
@@ -100,41 +95,35 @@ func (e *BatchError) Unwrap() []error {
 	return out
 }
 
-// replaceRefused stores the schedules of the jobs at refused, which the
-// server refused because their IDs had a ready message: it withdraws those
-// and stores the schedules on the same condition again, as EnqueueAt does
-// (replaceReady), until none is refused.
-func (c *Client) replaceRefused(ctx context.Context, batch []Job, msgs []*nats.Msg, refused []int) error {
-	var err error
-	for range replaceTries {
-		if err != nil || len(refused) == 0 {
-			return err
-		}
-		again := make([]Job, len(refused))
-		againMsgs := make([]*nats.Msg, len(refused))
-		for k, i := range refused {
-			again[k], againMsgs[k] = batch[i], msgs[i]
-		}
-		batch, msgs = again, againMsgs
-		if err := c.purgeMany(ctx, batch); err != nil {
-			return err
-		}
-		if h := testHookPurged; h != nil {
-			for _, j := range batch {
-				h(j)
+// replaceAll replaces the jobs at indexes refused (see replace), up to
+// replaceWindow at a time.
+func (c *Client) replaceAll(ctx context.Context, batch []Job, msgs []*nats.Msg, later bool, refused []int) error {
+	var (
+		wg    sync.WaitGroup
+		once  sync.Once
+		first error
+	)
+	sem := make(chan struct{}, replaceWindow)
+	for _, i := range refused {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if err := c.replace(ctx, batch[i], msgs[i], later, "enqueue batch: "+batch[i].ID); err != nil {
+				once.Do(func() { first = err })
 			}
-		}
-		refused, err = c.publishAll(ctx, msgs)
+		}()
 	}
-	if err != nil || len(refused) == 0 {
-		return err
-	}
-	return fmt.Errorf("natsjobs: enqueue batch: ready copies of %d jobs (%s first) kept being stored while they were replaced", len(refused), batch[refused[0]].ID)
+	wg.Wait()
+	return first
 }
 
+// replaceWindow is how many jobs replaceAll replaces at a time.
+const replaceWindow = 64
+
 // publishAll stores msgs with up to batchWindow requests in flight. It
-// returns the indexes of the messages refused because of expectNoReady,
-// and the first other error.
+// returns the indexes of the messages refused because of expectFirst, and
+// the first other error.
 func (c *Client) publishAll(ctx context.Context, msgs []*nats.Msg) (refused []int, err error) {
 	futures := make([]jetstream.PubAckFuture, 0, batchWindow)
 	sent := 0 // index in msgs of futures[0]
@@ -150,7 +139,7 @@ func (c *Client) publishAll(ctx context.Context, msgs []*nats.Msg) (refused []in
 			select {
 			case <-f.Ok():
 			case err := <-f.Err():
-				if !hasReady(err) {
+				if !wrongLastSeq(err) {
 					return c.apiErr("enqueue batch", err)
 				}
 				refused = append(refused, sent+k)
@@ -175,54 +164,4 @@ func (c *Client) publishAll(ctx context.Context, msgs []*nats.Msg) (refused []in
 		return nil, err
 	}
 	return refused, nil
-}
-
-// purgeMany purges the ready subject of every job, pipelined: requests go
-// out with replies to one inbox, up to batchWindow at a time.
-func (c *Client) purgeMany(ctx context.Context, batch []Job) error {
-	inbox := c.nc.NewRespInbox()
-	replies := make(chan *nats.Msg, batchWindow)
-	sub, err := c.nc.ChanSubscribe(inbox+".*", replies)
-	if err != nil {
-		return c.apiErr("purge", err)
-	}
-	defer sub.Unsubscribe()
-	inFlight := 0
-	wait := func() error {
-		ctx, cancel := c.timeout(ctx)
-		defer cancel()
-		for ; inFlight > 0; inFlight-- {
-			select {
-			case m := <-replies:
-				var r struct {
-					Error *struct {
-						Description string `json:"description"`
-					} `json:"error"`
-				}
-				if err := json.Unmarshal(m.Data, &r); err != nil {
-					return fmt.Errorf("natsjobs: purge: %w", err)
-				}
-				if r.Error != nil {
-					return fmt.Errorf("natsjobs: purge: %s", r.Error.Description)
-				}
-			case <-ctx.Done():
-				return c.apiErr("purge", ctx.Err())
-			}
-		}
-		return nil
-	}
-	for i, j := range batch {
-		req, _ := json.Marshal(struct {
-			Filter string `json:"filter"`
-		}{readySubject(j.Queue, j.ID)})
-		if err := c.nc.PublishRequest("$JS.API.STREAM.PURGE."+workStream(j.Queue), inbox+"."+strconv.Itoa(i), req); err != nil {
-			return c.apiErr("purge", err)
-		}
-		if inFlight++; inFlight == batchWindow {
-			if err := wait(); err != nil {
-				return err
-			}
-		}
-	}
-	return wait()
 }

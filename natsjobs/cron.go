@@ -3,7 +3,6 @@ package natsjobs
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -52,35 +51,11 @@ func (c *Client) EnqueueCron(ctx context.Context, j Job, spec string, loc *time.
 	if err != nil {
 		return err
 	}
-	// Withdraw a waiting activation of the job's previous spec (a run of
-	// it in progress then cannot store its successor, see rearm), and
-	// store the first activation only if none fired meanwhile: otherwise
+	// A waiting activation of the job's previous spec is withdrawn (a run
+	// of it in progress then cannot store its successor, see rearm), and
+	// the first activation stored only if none fired meanwhile: otherwise
 	// that one's run could replace the new schedule with the old spec's.
-	if j.Unique != Replace {
-		expectNone(msg, j)
-		err := c.publish(ctx, msg, "cron "+j.ID)
-		if hasReady(err) {
-			return existsErr(j)
-		}
-		return err
-	}
-	ready := readySubject(j.Queue, j.ID)
-	for range replaceTries {
-		if _, err := c.purge(ctx, j.Queue, ready); err != nil {
-			return err
-		}
-		_, err = c.js.PublishMsg(ctx, msg, jetstream.WithExpectLastSequenceForSubject(0, ready))
-		if !wrongLastSeq(err) {
-			return c.apiErr("cron "+j.ID, err)
-		}
-	}
-	return fmt.Errorf("natsjobs: cron %s: its previous schedule kept firing while it was replaced", j.ID)
-}
-
-// wrongLastSeq reports the server's refusal of a publish whose expected
-// last sequence on a subject did not hold.
-func wrongLastSeq(err error) bool {
-	return errIs(err, jetstream.JSErrCodeStreamWrongLastSequence) || errIs(err, jetstream.JSErrCodeStreamWrongLastSequenceConstant)
+	return c.store(ctx, j, msg, true, "cron "+j.ID)
 }
 
 // cronSpec validates spec with jobs/cron and returns its schedule with
@@ -116,6 +91,7 @@ func (c *Client) cronMsg(j Job, spec string, t, prev time.Time) (*nats.Msg, erro
 	}
 	lead := min(scheduleLead, t.Sub(prev)/2)
 	msg.Subject = schedSubject(j.Queue, j.ID)
+	setGen(msg, j)
 	msg.Header.Set(jetstream.ScheduleHeader, "@at "+t.Add(-lead).UTC().Format(time.RFC3339Nano))
 	msg.Header.Set(jetstream.ScheduleTargetHeader, readySubject(j.Queue, j.ID))
 	msg.Header.Set(hdrDue, strconv.FormatInt(t.UnixNano(), 10))

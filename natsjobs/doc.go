@@ -59,12 +59,14 @@
 //     replaced the job returned, the withdrawn copy never starts, on any
 //     worker of any process, wherever it was: waiting on the server, held
 //     in a worker until due, taken by a runner, waiting for a retry, a
-//     cron activation. A run starts only after the server confirmed that
-//     its message is still stored (one round trip), and cancelling or
-//     replacing removes that message; a run the server confirmed before
-//     the Cancel keeps running. A cron job's schedule and its current
-//     activation are removed in one step, so that no activation re-arms
-//     the job after Cancel.
+//     cron activation, fired by the server as Cancel removed its schedule.
+//     A run starts only after the server confirmed that its message is
+//     still stored and, for a copy fired from a schedule, that the
+//     schedule's generation was not cancelled (one round trip);
+//     cancelling or replacing removes the message and marks the
+//     generation of the schedule it withdraws. A run the server
+//     confirmed before the Cancel keeps running, and no cron activation
+//     re-arms the job after Cancel.
 //   - One of N: each delivery goes to exactly one worker of the queue,
 //     which asks for one only when a handler is free, so a busy worker
 //     holds no job another could run. A job runs twice only if a worker died (or lost the server) while

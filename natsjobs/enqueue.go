@@ -40,6 +40,8 @@ type Job struct {
 	// Unique is what enqueueing does when the queue holds a job with
 	// this ID already. Zero is Replace.
 	Unique Unique
+
+	gen string // the schedule's generation a retry or re-arm keeps (replace.go); "" for a new one
 }
 
 // Unique is what an enqueue does when the queue already holds a job with
@@ -82,14 +84,6 @@ func existsErr(j Job) error {
 	return fmt.Errorf("%w: job %s in queue %s", ErrConflict, j.ID, j.Queue)
 }
 
-// expectNone makes msg of j conditional on the queue holding no message
-// of its ID, schedule or ready (a wildcard over both subjects), in the
-// same step as the store (Keep and Refuse).
-func expectNone(msg *nats.Msg, j Job) {
-	msg.Header[jetstream.ExpectedLastSubjSeqHeader] = []string{"0"}
-	msg.Header[jetstream.ExpectedLastSubjSeqSubjHeader] = []string{jobSubjects(j.Queue, j.ID)}
-}
-
 // Headers this package adds to a job's messages.
 const (
 	hdrDue      = "Ttlkit-Due"      // Unix nanoseconds: the worker holds the delivery until then
@@ -98,6 +92,7 @@ const (
 	hdrFailed   = "Ttlkit-Failed"   // dead letters: Unix nanoseconds of the last failure
 	hdrCron     = "Ttlkit-Cron"     // cron jobs: the spec, so retries wait on the server
 	hdrTimeout  = "Ttlkit-Timeout"  // Job.Timeout in nanoseconds
+	hdrGen      = "Ttlkit-Gen"      // the job's generation (replace.go)
 )
 
 // The server's error codes for a bad schedule pattern and time zone.
@@ -149,7 +144,7 @@ func (c *Client) EnqueueAfter(ctx context.Context, j Job, d time.Duration) error
 // enqueue publishes j due at t (zero: now). A job due within scheduleLead
 // goes straight to the ready subject, with headers that also withdraw any
 // schedule the ID had; a later one becomes a server-side schedule that
-// fires scheduleLead early, once any ready copy of the ID is withdrawn.
+// fires scheduleLead early.
 func (c *Client) enqueue(ctx context.Context, j Job, t time.Time) error {
 	msg, later, err := c.prepare(j, t, 0)
 	if err != nil {
@@ -158,74 +153,8 @@ func (c *Client) enqueue(ctx context.Context, j Job, t time.Time) error {
 	if err := c.ready(); err != nil {
 		return err
 	}
-	if j.Unique != Replace {
-		expectNone(msg, j)
-		err := c.publish(ctx, msg, "enqueue "+j.ID)
-		if hasReady(err) {
-			return existsErr(j)
-		}
-		return err
-	}
-	if !later {
-		return c.publish(ctx, msg, "enqueue "+j.ID)
-	}
-	expectNoReady(msg, j)
-	err = c.publish(ctx, msg, "enqueue "+j.ID)
-	if !hasReady(err) {
-		return err
-	}
-	return c.replaceReady(ctx, msg, j)
+	return c.store(ctx, j, msg, later, "enqueue "+j.ID)
 }
-
-// expectNoReady makes the schedule msg of j conditional: the server stores
-// it only if the ID has no ready message, in the same step, so that the
-// common case (a new ID) costs one request. The server strips these
-// headers from the message the schedule later produces.
-func expectNoReady(msg *nats.Msg, j Job) {
-	msg.Header[jetstream.ExpectedLastSubjSeqHeader] = []string{"0"}
-	msg.Header[jetstream.ExpectedLastSubjSeqSubjHeader] = []string{readySubject(j.Queue, j.ID)}
-}
-
-// hasReady reports whether a publish made conditional by expectNoReady
-// was refused because the ID has a ready message.
-func hasReady(err error) bool {
-	return errIs(err, jetstream.JSErrCodeStreamWrongLastSequence) || errIs(err, jetstream.JSErrCodeStreamWrongLastSequenceConstant)
-}
-
-// replaceReady stores the schedule msg of j, which expectNoReady made
-// conditional and the server refused because the ID has a ready message:
-// it withdraws that message and publishes msg on the same condition again,
-// until the server takes it. The schedule is thus stored only while the ID
-// has no ready message, in the same step: a ready message stored between
-// the purge and the publish (a concurrent Enqueue of the ID, or an
-// activation of its cron schedule firing) is withdrawn by the next try
-// instead of staying beside the new schedule, where it would run too, or
-// re-arm its cron chain over the schedule. Concurrent enqueues of an ID
-// thus leave one of them stored, as if they had run one after the other.
-func (c *Client) replaceReady(ctx context.Context, msg *nats.Msg, j Job) error {
-	for range replaceTries {
-		if _, err := c.purge(ctx, j.Queue, readySubject(j.Queue, j.ID)); err != nil {
-			return err
-		}
-		if h := testHookPurged; h != nil {
-			h(j)
-		}
-		if err := c.publish(ctx, msg, "enqueue "+j.ID); !hasReady(err) {
-			return err
-		}
-	}
-	return fmt.Errorf("natsjobs: enqueue %s: a ready copy kept being stored while the job was replaced", j.ID)
-}
-
-// replaceTries bounds replaceReady's purge-and-publish rounds (and
-// EnqueueCron's): each needs a ready message of the ID stored by someone
-// else in the moment between them.
-const replaceTries = 10
-
-// testHookPurged, if set, is called after replaceReady (or EnqueueBatch)
-// purged the ready message of j and before it stores j's schedule, and
-// between Cancel's two purges.
-var testHookPurged func(j Job)
 
 // prepare validates j and builds its message for time t (see enqueue),
 // after attempts failed ones (retries); later reports a schedule rather
@@ -249,6 +178,7 @@ func (c *Client) prepare(j Job, t time.Time, attempts int) (msg *nats.Msg, later
 		return msg, false, nil
 	}
 	msg.Subject = schedSubject(j.Queue, j.ID)
+	setGen(msg, j)
 	msg.Header[jetstream.ScheduleHeader] = []string{"@at " + t.Add(-scheduleLead).UTC().Format(time.RFC3339Nano)}
 	msg.Header[jetstream.ScheduleTargetHeader] = []string{readySubject(j.Queue, j.ID)}
 	return msg, true, nil
@@ -367,76 +297,6 @@ func (c *Client) apiErr(what string, err error) error {
 		return fmt.Errorf("%w: %s: %w", ErrUnavailable, what, err)
 	}
 	return wrap(what, err)
-}
-
-// Cancel removes the job with this Queue and ID: its schedule, its due
-// copy, its pending retries; for a cron job, its next activation and the
-// current one, so that it fires no more. It reports whether anything was
-// removed. Once it returned, no removed copy starts: not one a worker
-// already received and holds until due, nor one a runner is about to
-// start (each run first checks with the server that its copy is still
-// stored). A run already started finishes, but is neither retried nor
-// dead-lettered if it fails, and a cron activation that started does not
-// store the next one; Cancel does not wait for it.
-func (c *Client) Cancel(ctx context.Context, queue, id string) (bool, error) {
-	if err := c.checkQueue(queue); err != nil {
-		return false, err
-	}
-	if err := checkID(id); err != nil {
-		return false, err
-	}
-	if err := c.ready(); err != nil {
-		return false, err
-	}
-	// First the ready copy, by its exact subject: a cron activation
-	// re-arms (stores its successor's schedule) only on condition that
-	// its copy is still the job's ready message, so no re-arm succeeds
-	// after this. Then the schedule and any ready copy it fired meanwhile,
-	// in one step (a wildcard over both subjects): removing the schedule
-	// alone would leave that copy, whose run would re-arm the job. The
-	// exact purge comes first because the server tells the workers'
-	// consumer (its counts, which QueueStats reports) about a single
-	// purged message under the purge's filter rather than its subject, and
-	// the consumer ignores a filter outside its own, as the wildcard is;
-	// so the wildcard should remove only the schedule. In that race it
-	// removes a fresh copy, and the consumer may count it for a while
-	// (a delivered one until AckWait passes).
-	removed, err := c.purge(ctx, queue, readySubject(queue, id))
-	if err != nil {
-		return false, err
-	}
-	if h := testHookPurged; h != nil {
-		h(Job{Queue: queue, ID: id})
-	}
-	n, err := c.purge(ctx, queue, jobSubjects(queue, id))
-	return removed+n > 0, err
-}
-
-// purge removes the messages on subject from the
-// queue's work stream and returns how many.
-func (c *Client) purge(ctx context.Context, queue, subject string) (uint64, error) {
-	req, _ := json.Marshal(struct {
-		Filter string `json:"filter"`
-	}{subject})
-	ctx, cancel := c.timeout(ctx)
-	defer cancel()
-	resp, err := c.nc.RequestWithContext(ctx, "$JS.API.STREAM.PURGE."+workStream(queue), req)
-	if err != nil {
-		return 0, c.apiErr("purge "+subject, err)
-	}
-	var r struct {
-		Purged uint64 `json:"purged"`
-		Error  *struct {
-			Description string `json:"description"`
-		} `json:"error"`
-	}
-	if err := json.Unmarshal(resp.Data, &r); err != nil {
-		return 0, fmt.Errorf("natsjobs: purge %s: %w", subject, err)
-	}
-	if r.Error != nil {
-		return 0, fmt.Errorf("natsjobs: purge %s: %s", subject, r.Error.Description)
-	}
-	return r.Purged, nil
 }
 
 // deleteMsg removes the message with stream sequence seq from the

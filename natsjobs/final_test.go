@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/ttlkit/ttlkit/jobs"
 	"github.com/ttlkit/ttlkit/natsjobs/embedded"
 )
@@ -561,4 +564,127 @@ func TestCancelFinalProcessesRetryCron(t *testing.T) {
 		t.Errorf("Stats at the end = %+v, want none", st)
 	}
 	t.Logf("%d cancels in time (%d late), %d held activations dropped", len(checked), late, len(skips))
+}
+
+// The server fires a delayed job's schedule in two steps: it builds the
+// ready copy from the schedule message, then stores it, without looking
+// again; a Cancel (or a replacing enqueue) whose purge of the schedule
+// lands in between returns true, and the copy is stored all the same
+// (microseconds on one server, one proposal in a cluster). Each case here
+// stores by hand exactly the copy the server builds (the schedule's
+// headers and payload, its server headers swapped for the fired copy's; due now rather than in an hour) after the withdrawal returned,
+// and the worker must drop it: its generation was tombstoned.
+func TestCancelFinalCopyFiredDuringCancel(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		enqueue  func(c *Client, j Job) error
+		withdraw func(c *Client, j Job) error
+	}{
+		{"Cancel", enqueueInAnHour, func(c *Client, j Job) error {
+			if ok, err := c.Cancel(context.Background(), j.Queue, j.ID); !ok || err != nil {
+				return fmt.Errorf("Cancel = %v, %v; want true, nil", ok, err)
+			}
+			return nil
+		}},
+		{"replaced by EnqueueAt", enqueueInAnHour, func(c *Client, j Job) error {
+			j.Payload = []byte("new")
+			return enqueueInAnHour(c, j)
+		}},
+		{"replaced by Enqueue", enqueueInAnHour, func(c *Client, j Job) error {
+			j.Payload = []byte("new")
+			return c.Enqueue(context.Background(), j)
+		}},
+		{"replaced by EnqueueBatch", enqueueInAnHour, func(c *Client, j Job) error {
+			j.Payload = []byte("new")
+			return c.EnqueueBatch(context.Background(), time.Now().Add(time.Hour), j)
+		}},
+		{"cron Cancel", func(c *Client, j Job) error {
+			return c.EnqueueCron(context.Background(), j, "@yearly", nil)
+		}, func(c *Client, j Job) error {
+			if ok, err := c.Cancel(context.Background(), j.Queue, j.ID); !ok || err != nil {
+				return fmt.Errorf("Cancel = %v, %v; want true, nil", ok, err)
+			}
+			return nil
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := open(t, Config{})
+			ctx := context.Background()
+			withdrawn := hookCh(t, &testHookWithdrawn)
+			runs := runsOf(t, c, WorkOptions{}, nil)
+			j := Job{Queue: "q", ID: "a", Payload: []byte("old")}
+			if err := tc.enqueue(c, j); err != nil {
+				t.Fatal(err)
+			}
+			s, err := c.js.Stream(ctx, workStream("q"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			sched, err := s.GetLastMsgForSubject(ctx, schedSubject("q", "a"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The server has built the copy; the withdrawal lands now.
+			if err := tc.withdraw(c, j); err != nil {
+				t.Fatal(err)
+			}
+			if tc.name == "replaced by Enqueue" {
+				// The new copy runs first (the stale one would replace
+				// it on r.a, and its drop be mistaken for the stale's).
+				for _, r := range runsUntil(t, runs, "a new") {
+					t.Errorf("ran %q before the new copy", r)
+				}
+			}
+			fired := &nats.Msg{Subject: readySubject("q", "a"), Data: sched.Data, Header: nats.Header{}}
+			for k, v := range sched.Header {
+				// The server strips its own headers (schedule, expected
+				// sequence, rollup), and the read added the stream's.
+				if !strings.HasPrefix(k, "Nats-") {
+					fired.Header[k] = v
+				}
+			}
+			fired.Header.Set(hdrDue, strconv.FormatInt(time.Now().UnixNano(), 10))
+			fired.Header.Set(jetstream.SchedulerHeader, schedSubject("q", "a"))
+			fired.Header.Set(jetstream.ScheduleNextHeader, "purge")
+			if _, err := c.js.PublishMsg(ctx, fired); err != nil {
+				t.Fatal(err)
+			}
+			expectWithdrawn(t, withdrawn, runs, "a", "a old")
+			// The dropped copy was acknowledged (removed); a cron
+			// activation did not store its successor. The sentinel's
+			// run is confirmed after that acknowledgement.
+			if err := c.Enqueue(ctx, Job{Queue: "q", ID: "sentinel"}); err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range runsUntil(t, runs, "sentinel ") {
+				if r == "a old" {
+					t.Fatalf("the stale copy ran")
+				}
+			}
+			if m, err := s.GetLastMsgForSubject(ctx, readySubject("q", "a")); err == nil && string(m.Data) == "old" {
+				t.Errorf("the stale copy is still stored (seq %d), want it removed", m.Sequence)
+			}
+			if tc.name == "cron Cancel" {
+				if j, err := c.Get(ctx, "q", "a"); !errors.Is(err, ErrNotFound) {
+					t.Errorf("after the stale activation: Get = %+v, %v; want ErrNotFound (it re-armed)", j, err)
+				}
+			}
+		})
+	}
+}
+
+func enqueueInAnHour(c *Client, j Job) error {
+	return c.EnqueueAt(context.Background(), j, time.Now().Add(time.Hour))
+}
+
+// runsUntil waits for the run want and returns the runs seen before it.
+func runsUntil(t *testing.T, runs <-chan string, want string) (others []string) {
+	t.Helper()
+	for {
+		r := recv(t, runs, want)
+		if r == want {
+			return others
+		}
+		others = append(others, r)
+	}
 }

@@ -279,17 +279,21 @@ func checkQueueName(q string) error {
 //
 //	stream natsjobs_q (work queue)  natsjobs.q.s.<id>  schedule: the job waiting for its time
 //	                                natsjobs.q.r.<id>  ready: the job due, for the workers
+//	                                natsjobs.q.x.<id>.<gen>  tombstone of a withdrawn schedule
 //	stream natsjobs_q_dead (limits) natsjobs.q.dead.<id>  dead letters, one per ID
 //
 // Earlier versions kept a third stream, natsjobs_q_adv, for the server's
 // max-deliveries advisories; Work empties and deletes it (buryLeftovers).
-func workStream(q string) string         { return "natsjobs_" + q }
-func deadStream(q string) string         { return "natsjobs_" + q + "_dead" }
-func advStream(q string) string          { return "natsjobs_" + q + "_adv" }
-func schedSubject(q, id string) string   { return "natsjobs." + q + ".s." + id }
-func readySubject(q, id string) string   { return "natsjobs." + q + ".r." + id }
-func deadSubject(q, id string) string    { return "natsjobs." + q + ".dead." + id }
-func jobSubjects(q, id string) string    { return "natsjobs." + q + ".*." + id } // schedule and ready
+func workStream(q string) string       { return "natsjobs_" + q }
+func deadStream(q string) string       { return "natsjobs_" + q + "_dead" }
+func advStream(q string) string        { return "natsjobs_" + q + "_adv" }
+func schedSubject(q, id string) string { return "natsjobs." + q + ".s." + id }
+func readySubject(q, id string) string { return "natsjobs." + q + ".r." + id }
+func deadSubject(q, id string) string  { return "natsjobs." + q + ".dead." + id }
+func jobSubjects(q, id string) string  { return "natsjobs." + q + ".*." + id } // schedule and ready
+func tombSubject(q, id, gen string) string {
+	return "natsjobs." + q + ".x." + id + "." + gen // outside jobSubjects (one more token)
+}
 func idOf(subject, prefix string) string { return subject[len(prefix):] }
 
 const workerConsumer = "workers"
@@ -305,12 +309,13 @@ func (c *Client) declare(ctx context.Context, q string) error {
 	storage := jetstream.FileStorage
 	streams := []jetstream.StreamConfig{{
 		Name:              workStream(q),
-		Subjects:          []string{"natsjobs." + q + ".s.>", "natsjobs." + q + ".r.>"},
+		Subjects:          []string{"natsjobs." + q + ".s.>", "natsjobs." + q + ".r.>", "natsjobs." + q + ".x.>"},
 		Retention:         jetstream.WorkQueuePolicy,
 		Storage:           storage,
 		Replicas:          c.cfg.Replicas,
 		MaxMsgsPerSubject: 1, // one schedule and one ready message per ID: re-enqueueing replaces
 		AllowMsgSchedules: true,
+		AllowMsgTTL:       true, // tombstones (replace.go)
 		AllowRollup:       true,
 		// Direct reads: batched for the operations API (ops_read.go), and
 		// a run's check that its message is still stored (Client.stored)

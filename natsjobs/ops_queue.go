@@ -91,8 +91,13 @@ func (c *Client) Purge(ctx context.Context, queue string) (int, error) {
 	if _, err := c.workers(ctx, queue); err != nil {
 		return 0, err
 	}
+	// The count leaves out the tombstones (replace.go), counted first.
+	tombs, err := c.tombstones(ctx, queue)
+	if err != nil {
+		return 0, err
+	}
 	n, err := c.purgeStream(ctx, workStream(queue), "")
-	return int(n), err
+	return max(int(n)-tombs, 0), err
 }
 
 // purgeStream removes the messages on filter (empty: all) from stream
@@ -211,7 +216,11 @@ func (c *Client) QueueStats(ctx context.Context, queue string) (QueueStats, erro
 	st.Running = w.NumAckPending
 	st.Pending = int(w.NumPending)
 	ws := work.CachedInfo().State
-	st.Scheduled = max(int(ws.Msgs)-st.Pending-st.Running, 0)
+	tombs, err := c.tombstones(ctx, queue)
+	if err != nil {
+		return QueueStats{}, err
+	}
+	st.Scheduled = max(int(ws.Msgs)-tombs-st.Pending-st.Running, 0)
 	st.Dead = int(dead.CachedInfo().State.Msgs)
 	st.Stored = ws.LastSeq
 	st.Started = w.Delivered.Consumer

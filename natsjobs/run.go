@@ -1,10 +1,8 @@
 package natsjobs
 
 import (
-	"bytes"
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -40,6 +38,7 @@ func (w *worker) run(d *delivery) {
 		Payload: m.Data,
 		Header:  userHeader(hdr),
 		timeout: jobTimeout(hdr),
+		gen:     hdr.Get(hdrGen),
 	}
 	if r.Scheduled.IsZero() {
 		r.Scheduled = meta.Timestamp
@@ -50,6 +49,28 @@ func (w *worker) run(d *delivery) {
 	ctx, cancel := context.WithTimeout(w.ctx, w.c.cfg.Timeout)
 	defer cancel()
 	seq := meta.Sequence.Stream
+	// Cancel is final: a delivery whose message was withdrawn (cancelled,
+	// replaced, or settled by another run), or whose generation was
+	// cancelled, does not start, however long it waited here.
+	if ok, dead, err := w.c.stored(ctx, w.queue, r, seq); err != nil || !ok {
+		if err != nil {
+			m.NakWithDelay(scheduleLead) // not known: ask again later
+			return
+		}
+		if dead {
+			m.Ack() // a copy of a cancelled generation, still stored: remove it
+		}
+		// Otherwise no answer to the server: if the message is gone,
+		// it forgets the delivery after AckWait; if "gone" was wrong (a
+		// server shutting down answers "no message found" for any
+		// message, and fails any write's expected sequence), it
+		// delivers the job again. An acknowledgement would remove it
+		// for good.
+		if h := testHookWithdrawn; h != nil {
+			h(r.ID)
+		}
+		return
+	}
 	if spec := hdr.Get(hdrCron); spec != "" {
 		// A cron activation stores its successor first; one that is
 		// no longer the job's current activation does not run.
@@ -59,30 +80,12 @@ func (w *worker) run(d *delivery) {
 			return
 		}
 		if !current {
-			// No answer: see below.
+			// No answer: see above.
 			if h := testHookWithdrawn; h != nil {
 				h(r.ID)
 			}
 			return
 		}
-	} else if ok, err := w.c.stored(ctx, w.queue, seq); err != nil || !ok {
-		// Cancel is final: a delivery whose message was withdrawn
-		// (cancelled, replaced, or settled by another run) does not
-		// start, however long it waited here. The rearm above is the
-		// same check for a cron activation.
-		if err != nil {
-			m.NakWithDelay(scheduleLead) // not known: ask again later
-			return
-		}
-		// No answer to the server: if the message is gone, it forgets
-		// the delivery after AckWait; if "gone" was wrong (a server
-		// shutting down answers "no message found" for any message,
-		// and fails any write's expected sequence), it delivers the
-		// job again. An acknowledgement would remove it for good.
-		if h := testHookWithdrawn; h != nil {
-			h(r.ID)
-		}
-		return
 	}
 	r.Started = time.Now()
 	ev := jobs.Event{Run: r.Run, Lateness: max(r.Started.Sub(r.Scheduled), 0)}
@@ -125,7 +128,7 @@ func (w *worker) run(d *delivery) {
 		}
 	case !retryable(&w.opts.Retry, ev.Err) || r.Attempt >= w.opts.Retry.Attempts:
 		ev.Outcome = jobs.Failed
-		if gone, err := w.withdrawn(ctx, seq); err != nil {
+		if gone, err := w.withdrawn(ctx, r, seq); err != nil {
 			confirmed = err
 		} else if gone {
 			ev.Outcome = jobs.Canceled
@@ -301,7 +304,7 @@ func (w *worker) retry(ctx context.Context, r Run, m *nats.Msg, seq uint64, caus
 	}
 	msg.Header[hdrError] = []string{errorText(cause)} // for Get and List
 	_, err = w.c.js.PublishMsg(ctx, msg, jetstream.WithExpectLastSequenceForSubject(seq, readySubject(r.Queue, r.ID)))
-	if errIs(err, jetstream.JSErrCodeStreamWrongLastSequence) || errIs(err, jetstream.JSErrCodeStreamWrongLastSequenceConstant) {
+	if wrongLastSeq(err) {
 		m.Ack()
 		return true, nil
 	}
@@ -314,8 +317,8 @@ func (w *worker) retry(ctx context.Context, r Run, m *nats.Msg, seq uint64, caus
 
 // withdrawn reports whether the delivery's message left the work stream
 // (the job was cancelled or replaced) while it ran.
-func (w *worker) withdrawn(ctx context.Context, seq uint64) (bool, error) {
-	ok, err := w.c.stored(ctx, w.queue, seq)
+func (w *worker) withdrawn(ctx context.Context, r Run, seq uint64) (bool, error) {
+	ok, _, err := w.c.stored(ctx, w.queue, r, seq)
 	return !ok && err == nil, err
 }
 
@@ -323,57 +326,6 @@ func (w *worker) withdrawn(ctx context.Context, seq uint64) (bool, error) {
 // takes a delivery, testHookWithdrawn when a
 // delivery does not start because its message was withdrawn.
 var testHookRun, testHookWithdrawn func(id string)
-
-// stored reports whether the queue's work stream still holds the message
-// with sequence seq, in one round trip to the stream's leader (with one
-// replica, its only server). The message of a job stays stored from its
-// enqueueing to its outcome (the work stream drops it on the
-// acknowledgement); Cancel purges it, an enqueue that replaces the job
-// purges it or stores a newer message on its subject (one per subject),
-// and another run's stored outcome deletes it. The server applies these
-// in order, so once one of them returned, stored answers false.
-func (c *Client) stored(ctx context.Context, queue string, seq uint64) (bool, error) {
-	ctx, cancel := c.timeout(ctx)
-	defer cancel()
-	if c.cfg.Replicas == 1 {
-		// A direct get, answered inline by the stream's only copy
-		// rather than queued for the API's workers; with more copies a
-		// follower could answer from before a purge.
-		req := strconv.AppendUint([]byte(`{"no_hdr":true,"seq":`), seq, 10)
-		resp, err := c.nc.RequestWithContext(ctx, "$JS.API.DIRECT.GET."+workStream(queue), append(req, '}'))
-		if err != nil {
-			return false, c.apiErr("check "+strconv.FormatUint(seq, 10), err)
-		}
-		switch status := resp.Header.Get("Status"); status {
-		case "":
-			return true, nil
-		case "404":
-			return false, nil
-		default:
-			return false, fmt.Errorf("natsjobs: check %d: status %s %s", seq, status, resp.Header.Get("Description"))
-		}
-	}
-	req := strconv.AppendUint([]byte(`{"seq":`), seq, 10)
-	resp, err := c.nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET."+workStream(queue), append(req, '}'))
-	if err != nil {
-		return false, c.apiErr("check "+strconv.FormatUint(seq, 10), err)
-	}
-	// The answer is the message, subject and base64 data and headers,
-	// or an error: no other `"error":` can appear in it.
-	if !bytes.Contains(resp.Data, []byte(`"error":`)) {
-		return true, nil
-	}
-	var r struct {
-		Error *jetstream.APIError `json:"error"`
-	}
-	if err := json.Unmarshal(resp.Data, &r); err != nil || r.Error == nil {
-		return false, fmt.Errorf("natsjobs: check %d: %q", seq, resp.Data)
-	}
-	if r.Error.ErrorCode == jetstream.JSErrCodeMessageNotFound {
-		return false, nil
-	}
-	return false, c.apiErr("check "+strconv.FormatUint(seq, 10), r.Error)
-}
 
 // hook calls a user hook, if set, and recovers its panic: a hook must not
 // take the worker down with it.
@@ -390,7 +342,7 @@ func hook(h func(jobs.Event), ev jobs.Event) {
 }
 
 func (r *Run) job() Job {
-	return Job{Queue: r.Queue, ID: r.ID, Payload: r.Payload, Header: r.Header, Timeout: r.timeout}
+	return Job{Queue: r.Queue, ID: r.ID, Payload: r.Payload, Header: r.Header, Timeout: r.timeout, gen: r.gen}
 }
 
 // userHeader returns the job's own headers, without the reserved ones.

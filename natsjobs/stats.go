@@ -69,7 +69,11 @@ func (c *Client) Stats(ctx context.Context, queue string) (Stats, error) {
 	st.Due = int(w.NumPending)
 	// The work stream holds each live job once: as a schedule, or as a
 	// ready message (due, or delivered and not yet acknowledged).
-	st.Pending = max(int(work.CachedInfo().State.Msgs)-st.Due-w.NumAckPending, 0)
+	tombs, err := c.tombstones(ctx, queue)
+	if err != nil {
+		return Stats{}, err
+	}
+	st.Pending = max(int(work.CachedInfo().State.Msgs)-tombs-st.Due-w.NumAckPending, 0)
 	st.Dead = int(dead.CachedInfo().State.Msgs)
 	return st, nil
 }

@@ -42,6 +42,7 @@ type Run struct {
 	Header  map[string]string
 
 	timeout time.Duration // Job.Timeout
+	gen     string        // the job's generation (replace.go)
 }
 
 // WorkOptions tune a Work call. The zero value is usable.

@@ -1,0 +1,452 @@
+package natsjobs
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
+)
+
+// Withdrawing a job: the one routine that stores a job's message under its
+// Unique policy (Enqueue, EnqueueAt, EnqueueBatch, EnqueueCron), and Cancel.
+//
+// A schedule's generation (Ttlkit-Gen) is a random name given when it is
+// enqueued and kept by every message that carries the job on from it: the
+// copy the server fires, a cron job's next activation, a retry's schedule,
+// a copy given back. A job due now has none: it is never stored late. The server builds a fired copy from the
+// schedule and stores it a moment later, even when the schedule was
+// withdrawn in between; so whoever withdraws a schedule first stores the
+// generation's tombstone (natsjobs.<q>.x.<id>.<gen>), and a run starts
+// only if its copy is stored and its generation has no tombstone, which
+// the stored check reads in one request (Client.stored).
+
+// tombstoneTTL is how long a tombstone stays stored: a copy fired from a
+// withdrawn schedule lands within one server step, and is dropped by the
+// first worker that receives it, so a tombstone matters only until then.
+const tombstoneTTL = 24 * time.Hour
+
+// setGen gives the schedule msg of j its generation: j's own (a retry's,
+// a re-arm's), or a new name (a subject token).
+func setGen(msg *nats.Msg, j Job) {
+	gen := j.gen
+	if gen == "" {
+		gen = nuid.Next()
+	}
+	msg.Header[hdrGen] = []string{gen}
+}
+
+// store stores msg, j's message built by prepare or cronMsg (later: a
+// schedule on s.<id>, else a copy on r.<id>), under j.Unique. The first
+// request is conditional (expectFirst), so that a new ID costs one
+// request; Replace then goes on with replace.
+func (c *Client) store(ctx context.Context, j Job, msg *nats.Msg, later bool, what string) error {
+	expectFirst(msg, j, later)
+	err := c.publish(ctx, msg, what)
+	if !wrongLastSeq(err) {
+		return err
+	}
+	if j.Unique != Replace {
+		return existsErr(j)
+	}
+	return c.replace(ctx, j, msg, later, what)
+}
+
+// expectFirst makes msg of j conditional, in the same step as its store,
+// on the ID holding nothing it must not silently replace: no message of
+// the ID (a wildcard over its schedule and ready subjects) for Keep and
+// Refuse, and for a schedule, which must not sit beside a ready copy (both
+// would run) nor replace a schedule without its tombstone; no schedule
+// for a copy due now under Replace, which may replace a ready copy (a run
+// checks that its copy is still stored).
+func expectFirst(msg *nats.Msg, j Job, later bool) {
+	if j.Unique == Replace && !later {
+		expect(msg, schedSubject(j.Queue, j.ID), 0)
+		return
+	}
+	expect(msg, jobSubjects(j.Queue, j.ID), 0)
+}
+
+// expect makes msg conditional on the last message stored on subject
+// (which may be a wildcard) having sequence seq, 0 for none.
+func expect(msg *nats.Msg, subject string, seq uint64) {
+	msg.Header[jetstream.ExpectedLastSubjSeqHeader] = []string{strconv.FormatUint(seq, 10)}
+	msg.Header[jetstream.ExpectedLastSubjSeqSubjHeader] = []string{subject}
+}
+
+// wrongLastSeq reports the server's refusal of a publish whose expected
+// last sequence on a subject did not hold.
+func wrongLastSeq(err error) bool {
+	return errIs(err, jetstream.JSErrCodeStreamWrongLastSequence) || errIs(err, jetstream.JSErrCodeStreamWrongLastSequenceConstant)
+}
+
+// replace stores msg of j (see store) over what the ID holds: it reads the
+// ID's schedule, stores its generation's tombstone, withdraws any ready
+// copy (for a schedule; a copy due now replaces it), and publishes msg on
+// condition that the schedule read is still the last message of the ID
+// (of its schedule subject, for a copy due now), so that the schedule it
+// replaces is the one it tombstoned. Refused, it starts over: a ready copy
+// or schedule stored meanwhile (a concurrent enqueue, a cron activation
+// firing or re-arming) is withdrawn by the next round instead of staying
+// beside msg. Concurrent enqueues of an ID thus leave one of them stored,
+// as if they had run one after the other.
+func (c *Client) replace(ctx context.Context, j Job, msg *nats.Msg, later bool, what string) error {
+	sched := schedSubject(j.Queue, j.ID)
+	var waited time.Duration // while the server was busy with the ID
+	for tries := 0; tries < replaceTries; {
+		s, err := c.leaderLast(ctx, j.Queue, sched)
+		if err != nil {
+			return err
+		}
+		seq := msgSeq(s)
+		if err := c.tombstone(ctx, j.Queue, j.ID, "", 0, s); err != nil {
+			return err
+		}
+		cond := sched
+		if later {
+			if _, err := c.purge(ctx, j.Queue, readySubject(j.Queue, j.ID), 0); err != nil {
+				return err
+			}
+			cond = jobSubjects(j.Queue, j.ID)
+		}
+		if h := testHookPurged; h != nil {
+			h(j)
+		}
+		expect(msg, cond, seq)
+		err = c.publish(ctx, msg, what)
+		switch {
+		case busy(err):
+			if err := c.waitBusy(ctx, &waited, what, err); err != nil {
+				return err
+			}
+		case wrongLastSeq(err):
+			tries++
+		default:
+			return err
+		}
+	}
+	return fmt.Errorf("natsjobs: %s: the job kept changing while it was replaced", what)
+}
+
+// busy reports the server's refusal of a condition on a subject that a
+// write not yet applied touches: a replicated stream refuses it (after an
+// election, until the quorum caught up). Nothing changed; ask again.
+func busy(err error) bool {
+	return errIs(err, jetstream.JSErrCodeStreamWrongLastSequenceConstant)
+}
+
+// waitBusy waits before asking again after busy(cause), up to
+// Config.Timeout in all (*waited), then fails with ErrUnavailable.
+func (c *Client) waitBusy(ctx context.Context, waited *time.Duration, what string, cause error) error {
+	if *waited >= c.cfg.Timeout {
+		return fmt.Errorf("%w: %s: a write of the job is not settled: %w", ErrUnavailable, what, cause)
+	}
+	d := min(max(*waited, 5*time.Millisecond), 100*time.Millisecond) // doubling
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+		return c.apiErr(what, ctx.Err())
+	}
+	*waited += d
+	return nil
+}
+
+// replaceTries bounds replace's and Cancel's rounds: each needs a message
+// of the ID stored by someone else in the moment between two requests.
+const replaceTries = 10
+
+// testHookPurged, if set, is called when replace has withdrawn what the ID
+// held and before it publishes j's message, and after Cancel's first purge.
+var testHookPurged func(j Job)
+
+// Cancel removes the job with this Queue and ID: its schedule, its due
+// copy, its pending retries; for a cron job, its next activation and the
+// current one, so that it fires no more. It reports whether anything was
+// removed. Once it returned, no removed copy starts: not one a worker
+// already received and holds until due, nor one a runner is about to
+// start, nor one the server fired from the schedule as Cancel removed it
+// (each run first checks with the server that its copy is still stored
+// and its generation not cancelled). A run already started finishes, but
+// is neither retried nor dead-lettered if it fails, and a cron activation
+// that started does not store the next one; Cancel does not wait for it.
+func (c *Client) Cancel(ctx context.Context, queue, id string) (bool, error) {
+	if err := c.checkQueue(queue); err != nil {
+		return false, err
+	}
+	if err := checkID(id); err != nil {
+		return false, err
+	}
+	if err := c.ready(); err != nil {
+		return false, err
+	}
+	sched, ready := schedSubject(queue, id), readySubject(queue, id)
+	var removed uint64
+	var waited time.Duration // while the server was busy with the ID
+	for tries := 0; tries < replaceTries; {
+		s, err := c.leaderLast(ctx, queue, sched)
+		if err != nil {
+			return false, err
+		}
+		// The ready copy first, by its exact subject: a cron activation
+		// re-arms, and a failed run stores its retry's schedule, only
+		// while its copy is the job's ready message. Exact purges only:
+		// the server tells the workers' consumer (its counts, which
+		// QueueStats reports) about a single purged message under the
+		// purge's filter, which must be within the consumer's own.
+		n, err := c.purge(ctx, queue, ready, 0)
+		if err != nil {
+			return false, err
+		}
+		removed += n
+		if h := testHookPurged; h != nil {
+			h(Job{Queue: queue, ID: id})
+		}
+		if s == nil {
+			// No schedule, unless a re-arm or retry stored one before
+			// the purge: then again.
+			if s, err = c.leaderLast(ctx, queue, sched); err != nil || s == nil {
+				return removed > 0, err
+			}
+			tries++
+			continue
+		}
+		// Tombstone the schedule's generation on condition that the ID
+		// holds nothing newer: no copy it fired, no schedule replacing
+		// it. Then any copy it fires late is condemned, and the
+		// schedule read is what the purge below removes (one stored
+		// after is a concurrent enqueue's, ordered after this Cancel).
+		switch err := c.tombstone(ctx, queue, id, jobSubjects(queue, id), msgSeq(s), s); {
+		case busy(err):
+			if err := c.waitBusy(ctx, &waited, "cancel "+id, err); err != nil {
+				return false, err
+			}
+			continue
+		case wrongLastSeq(err):
+			tries++
+			continue
+		case err != nil:
+			return false, err
+		}
+		n, err = c.purge(ctx, queue, sched, msgSeq(s)+1)
+		if err != nil {
+			return false, err
+		}
+		// A copy it fired since the tombstone (condemned) need not
+		// wait for a worker to drop it.
+		m, err := c.purge(ctx, queue, ready, 0)
+		return removed+n+m > 0, err
+	}
+	return false, fmt.Errorf("natsjobs: cancel %s: the job kept changing while it was cancelled", id)
+}
+
+// tombstone stores the tombstones of the generations of msgs (nil ones and
+// ones without a generation skipped), each on condition that the last
+// message on cond has sequence seq (no condition when cond is empty).
+func (c *Client) tombstone(ctx context.Context, queue, id, cond string, seq uint64, msgs ...*nats.Msg) error {
+	done := ""
+	for _, m := range msgs {
+		if m == nil {
+			continue
+		}
+		gen := m.Header.Get(hdrGen)
+		if gen == "" || gen == done {
+			continue
+		}
+		done = gen
+		t := &nats.Msg{Subject: tombSubject(queue, id, gen), Header: nats.Header{
+			jetstream.MsgTTLHeader: []string{strconv.Itoa(int(tombstoneTTL / time.Second))},
+		}}
+		if cond != "" {
+			expect(t, cond, seq)
+		}
+		if err := c.publish(ctx, t, "cancel "+id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// leaderLast returns the last message on subject in the queue's work
+// stream, nil if none, read from the stream's leader (a follower could
+// answer from before a write this call must see).
+func (c *Client) leaderLast(ctx context.Context, queue, subject string) (*nats.Msg, error) {
+	if c.cfg.Replicas == 1 {
+		return c.lastFor(ctx, workStream(queue), subject)
+	}
+	return c.leaderGet(ctx, workStream(queue), func(ctx context.Context, s jetstream.Stream) (*jetstream.RawStreamMsg, error) {
+		return s.GetLastMsgForSubject(ctx, subject)
+	})
+}
+
+// msgSeq is the stream sequence of a message read by leaderLast, 0 for nil.
+func msgSeq(m *nats.Msg) uint64 {
+	if m == nil {
+		return 0
+	}
+	seq, _ := strconv.ParseUint(m.Header.Get(jetstream.SequenceHeader), 10, 64)
+	return seq
+}
+
+// purge removes the messages on subject from the queue's work stream, those
+// with a sequence below before only if before > 0, and returns how many.
+func (c *Client) purge(ctx context.Context, queue, subject string, before uint64) (uint64, error) {
+	req, _ := json.Marshal(struct {
+		Filter string `json:"filter"`
+		Seq    uint64 `json:"seq,omitempty"`
+	}{subject, before})
+	ctx, cancel := c.timeout(ctx)
+	defer cancel()
+	resp, err := c.nc.RequestWithContext(ctx, "$JS.API.STREAM.PURGE."+workStream(queue), req)
+	if err != nil {
+		return 0, c.apiErr("purge "+subject, err)
+	}
+	var r struct {
+		Purged uint64 `json:"purged"`
+		Error  *struct {
+			Description string `json:"description"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(resp.Data, &r); err != nil {
+		return 0, fmt.Errorf("natsjobs: purge %s: %w", subject, err)
+	}
+	if r.Error != nil {
+		return 0, fmt.Errorf("natsjobs: purge %s: %s", subject, r.Error.Description)
+	}
+	return r.Purged, nil
+}
+
+// stored reports whether the copy of run r with stream sequence seq may
+// start: ok when the queue's work stream still holds it and its
+// generation has no tombstone; dead when the generation has one (the copy
+// may still be stored: the caller removes it). The message of a job stays
+// stored from its enqueueing to its outcome (the work stream drops it on
+// the acknowledgement); Cancel purges it, an enqueue that replaces the job
+// purges it or stores a newer message on its subject (one per subject),
+// another run's stored outcome deletes it, and a withdrawn schedule's
+// generation is tombstoned before any copy it fires late is stored. The
+// server applies these in order, so once one of them returned, stored
+// answers false. One read by sequence from the stream's leader (with one
+// replica, its only server, which answers a direct read inline), and for
+// a copy fired from a schedule (it has a generation) the tombstone's
+// read at the same time.
+func (c *Client) stored(ctx context.Context, queue string, r Run, seq uint64) (ok, dead bool, err error) {
+	ctx, cancel := c.timeout(ctx)
+	defer cancel()
+	req := strconv.AppendUint([]byte(`{"no_hdr":true,"seq":`), seq, 10)
+	if r.gen == "" {
+		ok, err = c.has(ctx, queue, append(req, '}'))
+		return ok, false, err
+	}
+	type result struct {
+		found bool
+		err   error
+	}
+	tomb := make(chan result, 1)
+	go func() {
+		req := appendJSON([]byte(`{"no_hdr":true,"last_by_subj":`), tombSubject(queue, r.ID, r.gen))
+		found, err := c.has(ctx, queue, append(req, '}'))
+		tomb <- result{found, err}
+	}()
+	ok, err = c.has(ctx, queue, append(req, '}'))
+	t := <-tomb
+	if t.err != nil {
+		return false, false, t.err
+	}
+	if t.found {
+		return false, true, nil
+	}
+	return ok, false, err
+}
+
+// has reports whether the work stream's leader finds a message for the
+// message-get request req: a direct read with one replica (the stream's
+// only copy answers inline, rather than queued for the API's workers);
+// with more, the leader's API, since a follower could answer from before
+// a purge.
+func (c *Client) has(ctx context.Context, queue string, req []byte) (bool, error) {
+	if c.cfg.Replicas == 1 {
+		resp, err := c.nc.RequestWithContext(ctx, "$JS.API.DIRECT.GET."+workStream(queue), req)
+		if err != nil {
+			return false, c.apiErr("check "+string(req), err)
+		}
+		switch status := resp.Header.Get("Status"); status {
+		case "":
+			return true, nil
+		case "404":
+			return false, nil
+		default:
+			return false, fmt.Errorf("natsjobs: check %s: status %s %s", req, status, resp.Header.Get("Description"))
+		}
+	}
+	resp, err := c.nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET."+workStream(queue), req)
+	if err != nil {
+		return false, c.apiErr("check "+string(req), err)
+	}
+	// The answer is the message, subject and base64 data and headers,
+	// or an error: no other `"error":` can appear in it.
+	if !bytes.Contains(resp.Data, []byte(`"error":`)) {
+		return true, nil
+	}
+	var r struct {
+		Error *jetstream.APIError `json:"error"`
+	}
+	if err := json.Unmarshal(resp.Data, &r); err != nil || r.Error == nil {
+		return false, fmt.Errorf("natsjobs: check %s: %q", req, resp.Data)
+	}
+	if r.Error.ErrorCode == jetstream.JSErrCodeMessageNotFound {
+		return false, nil
+	}
+	return false, c.apiErr("check "+string(req), r.Error)
+}
+
+// appendJSON appends s as a JSON string: a subject has no control
+// characters (checkID), so only quotes and backslashes need escaping.
+func appendJSON(b []byte, s string) []byte {
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		if s[i] == '"' || s[i] == '\\' {
+			b = append(b, '\\')
+		}
+		b = append(b, s[i])
+	}
+	return append(b, '"')
+}
+
+// tombstones counts the tombstones stored in the queue's work stream (the
+// stream's message count less them is its jobs'): one batched direct read
+// of the first, which carries how many follow.
+func (c *Client) tombstones(ctx context.Context, queue string) (int, error) {
+	filter := tombSubject(queue, "*", "*")
+	req, _ := json.Marshal(directGet{Seq: 1, NextFor: filter, Batch: 1})
+	m, err := c.direct(ctx, "$JS.API.DIRECT.GET."+workStream(queue), req)
+	if errors.Is(err, errNoDirect) {
+		tctx, cancel := c.timeout(ctx)
+		defer cancel()
+		s, err := c.js.Stream(tctx, workStream(queue))
+		if err != nil {
+			return 0, c.apiErr("stats", err)
+		}
+		info, err := s.Info(tctx, jetstream.WithSubjectFilter(filter))
+		if err != nil {
+			return 0, c.apiErr("stats", err)
+		}
+		n := 0
+		for _, k := range info.State.Subjects {
+			n += int(k)
+		}
+		return n, nil
+	}
+	if err != nil || m == nil {
+		return 0, err
+	}
+	n, _ := strconv.Atoi(m.Header.Get(numPendingHeader))
+	return n + 1, nil
+}
