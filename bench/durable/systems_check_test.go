@@ -3,6 +3,7 @@ package durable
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -129,4 +130,32 @@ func ppidOf(t *testing.T, pid int) int {
 	}
 	t.Fatalf("process %d not found", pid)
 	return 0
+}
+
+// TestStartedAfterConfirmed pins Kill's after-confirm count on a hand-made
+// runs log: a start after the job's confirmation counts once per job, a
+// start before it does not, and a log without confirmations has no count.
+func TestStartedAfterConfirmed(t *testing.T) {
+	for _, tc := range []struct {
+		name, log string
+		want      int
+		wantOK    bool
+	}{
+		{"rerun after confirm", "s a\nd a\nc a\ns a\nd a\ns a\n", 1, true},
+		{"rerun before confirm", "s b\nd b\ns b\nd b\nc b\n", 0, true},
+		{"two jobs", "s a\nc a\ns b\nc b\ns a\ns b\n", 2, true},
+		{"no confirmations", "s a\nd a\ns a\n", 0, false},
+		{"line cut by the kill", "s a\nc a\ns", 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "runs.log")
+			if err := os.WriteFile(path, []byte(tc.log), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			got, ok := startedAfterConfirmed(t, path)
+			if got != tc.want || ok != tc.wantOK {
+				t.Errorf("got %d, %v, want %d, %v", got, ok, tc.want, tc.wantOK)
+			}
+		})
+	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/riverqueue/river/rivermigrate"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/ttlkit/ttlkit/jobs"
 	"github.com/ttlkit/ttlkit/natsjobs"
 )
 
@@ -67,6 +68,9 @@ func dueOf(p []byte) time.Time {
 
 type natsSystem struct {
 	c *natsjobs.Client
+	// confirmed, if set, is called with the ID of each run whose success
+	// the server confirmed (WorkOptions.Hooks.OnFinish, Succeeded).
+	confirmed func(id string)
 }
 
 func openNATS(ctx context.Context, cfg natsjobs.Config) (*natsSystem, error) {
@@ -115,7 +119,11 @@ func (s *natsSystem) Work(ctx context.Context, n int, fn handler) (func(), error
 	go func() {
 		done <- s.c.Work(wctx, queueName, func(ctx context.Context, r natsjobs.Run) error {
 			return fn(ctx, r.ID, r.Payload)
-		}, natsjobs.WorkOptions{Concurrency: n})
+		}, natsjobs.WorkOptions{Concurrency: n, Hooks: jobs.Hooks{OnFinish: func(ev jobs.Event) {
+			if s.confirmed != nil && ev.Outcome == jobs.Succeeded {
+				s.confirmed(ev.ID)
+			}
+		}}})
 	}()
 	return func() { cancel(); <-done }, nil
 }

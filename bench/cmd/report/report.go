@@ -355,10 +355,16 @@ func writeMachine(p *mdWriter, rep *report) {
 const suitesTableHead = "| suite | status | time | command (from `bench/`) |\n| --- | --- | ---: | --- |"
 
 // suiteRow is r's row in the table of suites.
-func suiteRow(r *suiteRun) string {
+func suiteRow(r *suiteRun) string { return suiteRowNote(r, "") }
+
+// suiteRowNote is r's row with note in parentheses after its status.
+func suiteRowNote(r *suiteRun, note string) string {
 	status := r.Status.String()
 	if r.Note != "" {
 		status += ": " + r.Note
+	}
+	if note != "" {
+		status += " (" + note + ")"
 	}
 	elapsed := "—"
 	if r.Elapsed > 0 {

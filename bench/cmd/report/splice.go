@@ -123,16 +123,27 @@ func headCommandEnd(head []string) int {
 	return -1
 }
 
-// partialPrefix starts the head's paragraph on the last -only run.
-const partialPrefix = "**Last partial run**"
+// partialPrefix starts the head's paragraph on partial runs; the
+// paragraph is the same for every run (partialNote), so that branches
+// regenerating different suites never conflict over the head: each
+// regenerated section and its row of the table of suites say when.
+// Heads written by earlier versions named the last partial run
+// (oldPartialPrefix); that paragraph is replaced.
+const (
+	partialPrefix    = "**Partial runs**"
+	oldPartialPrefix = "**Last partial run**"
+	partialNote      = partialPrefix + ": a section regenerated since the whole page was written (`-only`) says so " +
+		"under its command, with its date, commit and load, and so does its row of the table of suites; the " +
+		"machine table describes the run that wrote the whole page."
+)
 
 // writeSpliced writes the page rep's run makes of old: the sections of
 // the suites selected by rep's run (selected(ID)) are rep's, in suite
 // order, a selected suite the page lacked included; every other section,
 // the machine table (which describes the run that wrote the whole page)
 // and the other suites' rows of the table of suites stay as they are in
-// old. The head gets a paragraph naming the run and what it regenerated,
-// replacing the previous partial run's.
+// old. The selected suites' rows and sections say when this run
+// regenerated them; the head gets partialNote.
 func writeSpliced(w io.Writer, rep *report, old *page, selected func(id string) bool) error {
 	var buf bytes.Buffer
 	p := &mdWriter{w: &buf}
@@ -160,22 +171,11 @@ func writeSpliced(w io.Writer, rep *report, old *page, selected func(id string) 
 	}
 	runLine := "Regenerated on " + when + " by `cd bench && " + rep.Command + "`" + about + "."
 
-	var names []string
-	for _, r := range rep.Runs {
-		if selected(r.Suite.ID) {
-			names = append(names, fmt.Sprintf("[%s](#%s)", r.Suite.ID, anchor(r.Suite.Title)))
-		}
-	}
-	regenerated := "no section"
-	if len(names) > 0 {
-		regenerated = strings.Join(names, ", ")
-	}
-
-	// The head: old's without the previous partial run's paragraph, and
-	// this run's after the command block.
+	// The head: old's without any partial-run paragraph, and the note
+	// after the command block.
 	var head []string
 	for i := 0; i < len(old.head); i++ {
-		if strings.HasPrefix(old.head[i], partialPrefix) {
+		if strings.HasPrefix(old.head[i], partialPrefix) || strings.HasPrefix(old.head[i], oldPartialPrefix) {
 			if i+1 < len(old.head) && old.head[i+1] == "" {
 				i++
 			}
@@ -186,9 +186,7 @@ func writeSpliced(w io.Writer, rep *report, old *page, selected func(id string) 
 	end := headCommandEnd(head)
 	writeLines(p, head[:end+1])
 	p.line("")
-	p.line(partialPrefix + ": `cd bench && " + rep.Command + "` regenerated " + regenerated + " on " + when + about +
-		". Every other section is kept as an earlier run wrote it, with its own command; " +
-		"the machine table describes the run that wrote the whole page.")
+	p.line(partialNote)
 	writeLines(p, head[end+1:])
 
 	machine, _ := old.section("Machine")
@@ -203,7 +201,7 @@ func writeSpliced(w io.Writer, rep *report, old *page, selected func(id string) 
 		_, had := old.section(r.Suite.Title)
 		switch row, ok := oldRows[id]; {
 		case selected(id):
-			p.line(suiteRow(r))
+			p.line(suiteRowNote(r, "regenerated "+when+" with -only"))
 		case ok:
 			p.line(row)
 		case had:

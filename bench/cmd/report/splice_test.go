@@ -119,17 +119,23 @@ func TestSpliceReplacesOnlySelected(t *testing.T) {
 			t.Errorf("the spliced page still has %q", gone)
 		}
 	}
-	wantRow := "| [b](#suite-b) | ok | 5s | `go test -run '^$' -bench '^BenchmarkB$' -benchtime 1x -count 1 -timeout 30m .` |"
+	wantRow := "| [b](#suite-b) | ok (regenerated 2026-11-28 02:00 UTC with -only) | 5s | `go test -run '^$' -bench '^BenchmarkB$' -benchtime 1x -count 1 -timeout 30m .` |"
 	if !strings.Contains(got, rowA+"\n"+wantRow+"\n"+rowC+"\n") {
 		t.Errorf("the table of suites: want rows a (old), b (new), c (old) in order; page:\n%s", got)
 	}
-	wantHead := "```sh\ncd bench && go run ./cmd/report -raw /tmp/full\n```\n\n" + partialPrefix +
-		": `cd bench && go run ./cmd/report -only '^b$'` regenerated [b](#suite-b) on 2026-11-28 02:00 UTC"
+	// The head keeps the full run's command and gets the same note from
+	// every partial run, so that branches regenerating different suites
+	// do not conflict over it.
+	wantHead := "```sh\ncd bench && go run ./cmd/report -raw /tmp/full\n```\n\n" + partialNote + "\n\nThe metrics"
 	if !strings.Contains(got, wantHead) {
-		t.Errorf("the head does not keep the full run's command and name this run:\n%s", got)
+		t.Errorf("the head does not keep the full run's command with the partial-run note:\n%s", got)
 	}
 	if n := strings.Count(got, partialPrefix); n != 1 {
 		t.Errorf("%q appears %d times, want 1", partialPrefix, n)
+	}
+	head := got[:strings.Index(got, "## Machine")]
+	if strings.Contains(head, "-only") && !strings.Contains(partialNote, "-only") || strings.Contains(head, "'^b$'") {
+		t.Errorf("the head names this run, so two branches' partial runs would conflict over it:\n%s", head)
 	}
 	// Sections in suite order.
 	if a, b, c := strings.Index(got, "## Suite A"), strings.Index(got, "## Suite B"), strings.Index(got, "## Suite C"); !(a < b && b < c) {
@@ -151,7 +157,7 @@ func TestSpliceAddsMissingSectionInSuiteOrder(t *testing.T) {
 	if !strings.Contains(got, sectionA+"## Suite B\n") || !strings.Contains(got, sectionA) || !strings.HasSuffix(got, sectionC) {
 		t.Errorf("A and C not kept around the new B:\n%s", got)
 	}
-	if !strings.Contains(got, rowA+"\n| [b](#suite-b) | ok |") {
+	if !strings.Contains(got, rowA+"\n| [b](#suite-b) | ok (regenerated") {
 		t.Errorf("b's row not inserted after a's:\n%s", got)
 	}
 }

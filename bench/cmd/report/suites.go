@@ -557,7 +557,9 @@ var suites = []suite{
 			"(natsjobs embedded shares its process with the client: left out). `Kill`: 6k jobs of 2 ms in " +
 			"a worker process killed with SIGKILL a third of the way (natsjobs embedded: the worker holds the server, " +
 			"which dies with it, and the next worker opens its store again); `lost` never finished, `twice` finished twice, " +
-			"`rerun` started again (in flight at the kill). One round per process. Where a peer leads natsjobs, " +
+			"`rerun` started again (in flight at the kill), `after-confirm` (natsjobs) started again after the server " +
+			"confirmed a success, which must never happen; `wait-s` from the kill to the last job done (the ratio: " +
+			"`rerun` is the jobs in flight at the kill, and a slower worker has fewer). One round per process. Where a peer leads natsjobs, " +
 			"[bench/durable/README.md](../bench/durable/README.md#where-a-peer-leads-and-why) gives the measured reason " +
 			"and the design change that would win it.",
 		Bench:          `^Benchmark(Enqueue|Run|Delayed|Cancel|Recovery|ServerMemory|Kill)$`,
@@ -566,7 +568,7 @@ var suites = []suite{
 		QuickBenchtime: "1x",
 		Timeout:        "90m",
 		OneShot:        true,
-		Ratio:          []string{"jobs/s", "runs/s", "p99-late-ms", "cancels/s", "first-run-ms", "B/job", "rerun"},
+		Ratio:          []string{"jobs/s", "runs/s", "p99-late-ms", "cancels/s", "first-run-ms", "B/job", "wait-s"},
 		Columns:        []string{"jobs/s", "runs/s", "cpu-us/job", "p50-late-ms", "p99-late-ms", "max-late-ms", "early", "lost", "twice"},
 		Charts: []chart{
 			{File: "durable-enqueue.svg", Title: "Durable queues: jobs stored per second",
