@@ -50,15 +50,22 @@ func TestFloorMatchesReference(t *testing.T) {
 }
 
 // TestAdaptersHonourRemoveAndMove drives every firing adapter through one
-// removal and one move and waits for the survivors on a channel.
+// removal and one move and waits for the survivors on a channel. It judges
+// the moved timer by its own clock readings, not by its order against
+// another timer: a test goroutine descheduled between two Sets (a loaded CI
+// machine) can put any two real-time deadlines in either order.
 func TestAdaptersHonourRemoveAndMove(t *testing.T) {
+	type firing struct {
+		key string
+		at  time.Time
+	}
 	for _, im := range impls {
 		if !im.fires {
 			continue
 		}
 		t.Run(im.name, func(t *testing.T) {
-			fired := make(chan string, 16)
-			w, err := im.new(time.Millisecond, 64, func(k string, _ int) { fired <- k })
+			fired := make(chan firing, 16)
+			w, err := im.new(time.Millisecond, 64, func(k string, _ int) { fired <- firing{k, time.Now()} })
 			if err != nil {
 				t.Fatalf("new: %v", err)
 			}
@@ -72,21 +79,32 @@ func TestAdaptersHonourRemoveAndMove(t *testing.T) {
 			must(w.Set("removed", 1, 5*time.Millisecond))
 			must(w.Remove("removed"))
 			must(w.Set("moved", 2, 5*time.Millisecond))
+			movedAt := time.Now()
 			must(w.Move("moved", 40*time.Millisecond))
 			must(w.Set("plain", 3, 10*time.Millisecond))
 			w.Sync()
-			var got []string
+			got := map[string]time.Time{}
 			for len(got) < 2 {
 				select {
-				case k := <-fired:
-					got = append(got, k)
+				case f := <-fired:
+					if _, twice := got[f.key]; twice || f.key == "removed" {
+						t.Fatalf("fired %q after %v, want plain and moved once each", f.key, got)
+					}
+					got[f.key] = f.at
 				case <-time.After(5 * time.Second):
-					t.Fatalf("fired %v after 5s, want [plain moved]", got)
+					t.Fatalf("fired %v after 5s, want plain and moved", got)
 				}
 			}
-			// "removed" was due before both, so it would have come first.
-			if got[0] != "plain" || got[1] != "moved" {
-				t.Errorf("fired %v, want [plain moved]", got)
+			// Moved 40ms ahead at movedAt: firing at its old 5ms deadline
+			// would come well before that (30ms leaves a wheel that
+			// counts ticks, as go-zero's does, its intervals of slack).
+			if at := got["moved"]; at.Before(movedAt.Add(30 * time.Millisecond)) {
+				t.Errorf("moved fired %v after the Move, want at least 30ms (got %v)", at.Sub(movedAt), got)
+			}
+			select {
+			case f := <-fired:
+				t.Errorf("fired %q after plain and moved, want nothing more", f.key)
+			default:
 			}
 		})
 	}

@@ -256,9 +256,8 @@ func (c *cache[K, V]) lifetime(ttl time.Duration) int64 {
 // eviction policy: one compare-and-swap per read until the counter
 // reaches 15, none after, until the policy next looks at the entry. A Get racing with a write of the same key returns the
 // value before or after the write, never a torn value or another key's;
-// only if writes of its key land between its loads three times in a row
-// It never waits for the expiry engine and never allocates. After Close
-// it returns false.
+// it never takes a lock, never waits for the expiry engine and never
+// allocates. After Close it returns false.
 func (c *Cache[K, V]) Get(key K) (V, bool) {
 	return c.c.get(key)
 }
@@ -277,12 +276,15 @@ func (c *cache[K, V]) get(key K) (V, bool) {
 // key (whose hash is h) and the time it has left, marking its node as used
 // if mark is set. It counts nothing.
 //
-// A node's key and value never change (a write replaces the node; see
-// node), so the reader needs one load of the stamp: the deadline in it is
-// the value's own, whatever writers do meanwhile. A node that left the
+// A node's key never changes, nor does its value, but for a word value
+// (see wordValue), so the reader needs one load of the stamp: the deadline
+// in it is the value's own, whatever writers do meanwhile. A word value
+// may be overwritten in place, but only with a later deadline, stored
+// after the value: the reader loads the stamp before the value, so the
+// value it gets has that deadline or a later one. A node that left the
 // cache after the reader found it still holds its value and deadline: the
 // read returns the value as of before the removal. The clock is read
-// after the load.
+// after the loads.
 func (c *cache[K, V]) lookup(key K, h uint64, mark bool) (v V, left time.Duration, ok bool) {
 	s := c.shardAt(h)
 	if s == nil {
@@ -293,10 +295,16 @@ func (c *cache[K, V]) lookup(key K, h uint64, mark bool) (v V, left time.Duratio
 		return v, 0, false
 	}
 	st := n.stamp.Load()
+	if s.word {
+		v = n.loadWord()
+	} else {
+		v = n.value
+	}
 	now := c.now()
-	rest := deadlineOf(st) - now
-	if rest <= 0 {
-		return v, 0, false
+	d := deadlineOf(st)
+	if d <= now {
+		var zero V
+		return zero, 0, false
 	}
 	if mark && c.bounded {
 		n.noteReadAt(st)
@@ -304,7 +312,7 @@ func (c *cache[K, V]) lookup(key K, h uint64, mark bool) (v V, left time.Duratio
 	if mark && c.onRead {
 		c.read(n, key, h, st, now)
 	}
-	return n.value, time.Duration(rest), true
+	return v, time.Duration(d - now), true
 }
 
 // Set stores value for key with the default TTL (see Options.TTL and
@@ -316,8 +324,11 @@ func (c *cache[K, V]) lookup(key K, h uint64, mark bool) (v V, left time.Duratio
 // one command for the expiry engine (arming the entry's timer), and one
 // more for the entry it replaces or evicts (cancelling its timer): an
 // overwrite replaces the entry rather than its value, so that lock-free
-// readers of the old value never see it change. After Close, Set does
-// nothing.
+// readers of the old value never see it change. A V of 8 bytes without
+// pointers (an int, a uint64, a float64, a time.Duration) is the
+// exception: its overwrite with a later deadline, the common case, is
+// written in place, atomically, with no allocation and no command. After
+// Close, Set does nothing.
 func (c *Cache[K, V]) Set(key K, value V) {
 	c.c.set(key, value, c.c.ttl)
 }

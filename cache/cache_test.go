@@ -218,7 +218,9 @@ func TestExpiredReclaimedWithinOneInterval(t *testing.T) {
 func TestLaterDeadlineOnlyRecorded(t *testing.T) {
 	// Unit level: a later deadline from Touch arms nothing; an earlier one
 	// re-arms. An overwrite replaces the node: the new one is armed, the
-	// old one's timer cancelled.
+	// old one's timer cancelled. An int is a word value (see wordValue):
+	// its overwrite with a later deadline goes in place and arms nothing,
+	// and an earlier deadline, from a write or a Touch, replaces the node.
 	var s shard[string, int]
 	s.init(0, false, maphash.MakeSeed(), new(atomic.Int64))
 	h := s.tab.Hash("k")
@@ -230,20 +232,35 @@ func TestLaterDeadlineOnlyRecorded(t *testing.T) {
 	first := p.arm
 	p = pending[string, int]{}
 	if !s.touchLocked("k", h, 10, 200, &p) || p.arm != nil || p.cancel != nil {
-		t.Errorf("later deadline: arm = %v, cancel = %v; want neither", p.arm, p.cancel)
+		t.Errorf("later deadline by Touch: arm = %v, cancel = %v; want neither", p.arm, p.cancel)
 	}
 	p = pending[string, int]{}
-	if !s.touchLocked("k", h, 20, 50, &p) || p.arm != first || p.armAt != 50 {
-		t.Errorf("earlier deadline: arm = %v at %d; want the node at 50", p.arm, p.armAt)
-	}
-	p = pending[string, int]{}
-	s.setLocked("k", h, 2, 1, 30, 300, &p)
-	if n := s.tab.Get("k", h); p.arm != n || p.armAt != 300 || p.cancel != first || n == first || first.live() {
-		t.Errorf("overwrite: arm = %v at %d, cancel = %v, old node live %v; want the new node %v at 300, the old %v dead",
-			p.arm, p.armAt, p.cancel, first.live(), n, first)
+	s.setLocked("k", h, 2, 1, 20, 300, &p)
+	if n := s.tab.Get("k", h); p.arm != nil || p.cancel != nil || n != first || n.value != 2 || n.deadline() != 300 {
+		t.Errorf("later deadline by Set of a word value: arm = %v, cancel = %v, same node %v, value %d, deadline %d; want neither, the same node holding 2 until 300",
+			p.arm, p.cancel, n == first, n.value, n.deadline())
 	}
 	if p.event != (Event[string, int]{"k", 1, Replaced}) {
 		t.Errorf("overwrite: event %v, want {k 1 Replaced}", p.event)
+	}
+	for _, tt := range []struct {
+		name  string
+		write func(p *pending[string, int])
+	}{
+		{"Touch", func(p *pending[string, int]) { s.touchLocked("k", h, 30, 250, p) }},
+		{"Set", func(p *pending[string, int]) { s.setLocked("k", h, 2, 1, 30, 200, p) }},
+	} {
+		old := s.tab.Get("k", h)
+		p = pending[string, int]{}
+		tt.write(&p)
+		n := s.tab.Get("k", h)
+		if p.arm != n || p.cancel != old || n == old || old.live() || n.value != 2 {
+			t.Errorf("earlier deadline by %s: arm = %v, cancel = %v, old node live %v, value %d; want the new node %v armed, the old %v cancelled and dead, value 2",
+				tt.name, p.arm, p.cancel, old.live(), n.value, n, old)
+		}
+	}
+	if d := s.tab.Get("k", h).deadline(); d != 200 {
+		t.Errorf("deadline %d after the earlier writes, want 200", d)
 	}
 
 	// Behaviour: the entry lives to its later deadline, and no longer.
@@ -622,10 +639,15 @@ func TestHotPathsDoNotAllocate(t *testing.T) {
 	if n := testing.AllocsPerRun(1000, func() { c.Peek(1); c.Remaining(1); c.GetOrSet(1, 1) }); n != 0 {
 		t.Errorf("Peek, Remaining and GetOrSet hits: %v allocs, want 0", n)
 	}
-	// An overwrite boxes the new value, so that lock-free readers of the
-	// old one never see it change (see node).
-	if n := testing.AllocsPerRun(1000, func() { c.Set(1, 2) }); n != 1 {
-		t.Errorf("Set overwrite: %v allocs, want 1 (the value box)", n)
+	// An int is a word value (see wordValue): an overwrite with a later
+	// deadline goes in place. Another V's overwrite replaces the node, so
+	// that lock-free readers of the old value never see it change.
+	if n := testing.AllocsPerRun(1000, func() { c.Set(1, 2) }); n != 0 {
+		t.Errorf("Set overwrite of an int: %v allocs, want 0 (in place)", n)
+	}
+	strs := newCache(t, Options[int, string]{TTL: time.Hour})
+	if n := testing.AllocsPerRun(1000, func() { strs.Set(1, "v") }); n != 1 {
+		t.Errorf("Set overwrite of a string: %v allocs, want 1 (the new node)", n)
 	}
 	// Insertion into a full cache: the new node, nothing else (its timer
 	// is part of it; the victim's is cancelled).

@@ -78,7 +78,8 @@
 // Costs: a Get takes no lock, sends on no channel, allocates nothing and
 // reads the clock once when it finds an entry. A Set takes one shard lock,
 // allocates one entry and queues one timer for the expiry engine (an
-// overwrite replaces the entry, and queues the old one's cancellation).
+// overwrite replaces the entry, and queues the old one's cancellation,
+// but an 8-byte V without pointers is overwritten in place).
 // About 51 bytes per entry besides the key and value (uint64 keys and
 // values, unbounded), 80 with a Limit. How it works is in doc/design/cache.md.
 //
@@ -186,7 +187,9 @@
 //
 // Set of an existing key: one shard lock, one new entry that takes the
 // old one's place, one queued timer and one queued cancellation (of the
-// old entry's timer). Set of a new key: one new entry and one queued
+// old entry's timer); for a V of 8 bytes without pointers with a later
+// deadline, the usual overwrite, one atomic store in place and nothing
+// else. Set of a new key: one new entry and one queued
 // timer; into a full shard, also the victim's removal and one queued
 // cancellation. Touch: one shard lock, no allocation; the expiry engine
 // hears of it only when the new deadline is earlier. Delete: one queued

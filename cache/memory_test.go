@@ -171,6 +171,17 @@ func TestNodeFitsItsSizeClass(t *testing.T) {
 	if got := unsafe.Offsetof(linkedNode[uint64, uint64]{}.node); got != 0 {
 		t.Errorf("linkedNode.node at offset %d, want 0 (a *node is its linkedNode's address)", got)
 	}
+	// A word value is loaded and stored as one uint64 (see wordValue).
+	for _, off := range []uintptr{
+		unsafe.Offsetof(node[uint64, uint64]{}.value),
+		unsafe.Offsetof(node[string, int]{}.value),
+		unsafe.Offsetof(node[int8, float64]{}.value),
+		unsafe.Offsetof(node[[3]byte, time.Duration]{}.value),
+	} {
+		if off%8 != 0 {
+			t.Errorf("node.value at offset %d, want a multiple of 8", off)
+		}
+	}
 	if got := unsafe.Offsetof(weighedNode[uint64, uint64]{}.linkedNode); got != 0 {
 		t.Errorf("weighedNode.linkedNode at offset %d, want 0 (a *node is its weighedNode's address)", got)
 	}

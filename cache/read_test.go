@@ -274,3 +274,108 @@ func TestReaderNeverReturnsExpiredDuringOverwrite(t *testing.T) {
 	stop.Store(true)
 	<-writer
 }
+
+// TestWordValueReaderNeverReturnsExpired is
+// TestReaderNeverReturnsExpiredDuringOverwrite for a word value (see
+// wordValue), which a write with a later deadline stores in place: a
+// writer alternates hour-long values (in place after a shorter one) with
+// ones of nanoseconds or microseconds (an earlier deadline: a new node)
+// and Touches, which give the TTL of 3µs (in place after a shorter
+// deadline, a new node after an hour-long one). A value is key<<32 | write
+// number, and the writer records an upper bound of each value's deadline
+// once its write has returned (and, for a Touch, a lenient bound while it
+// runs, and when it shortened the value's life); readers fail on another
+// key's value or one whose bound is at or before the clock reading they
+// took before the Get.
+func TestWordValueReaderNeverReturnsExpired(t *testing.T) {
+	const keys = 4
+	writes := 400_000
+	if raceEnabled {
+		writes = 40_000
+	}
+	const ttl = 3 * time.Microsecond // Touch's: earlier than an hour, later than a nanosecond
+	c := newCache(t, Options[int, uint64]{TTL: ttl, Resolution: time.Millisecond})
+	in := c.c
+	if !wordValue[uint64]() {
+		t.Fatal("uint64 is not a word value")
+	}
+	bounds := make([]atomic.Int64, writes+1)
+	// A Touch that shortens a value's life: when it returned, and the
+	// bound of the deadline it gave (the latest such Touch of each value).
+	touchedAt, touchBound := make([]atomic.Int64, writes+1), make([]atomic.Int64, writes+1)
+	var done atomic.Bool
+	writer := make(chan struct{})
+	go func() {
+		defer close(writer)
+		defer done.Store(true)
+		r := rand.New(rand.NewPCG(5, 6))
+		var last [keys]int // the write whose value each key holds, if any
+		for i := 1; i <= writes; i++ {
+			k := r.IntN(keys)
+			v := uint64(k)<<32 | uint64(i)
+			switch i % 3 {
+			case 0:
+				c.SetWithExpire(k, v, time.Hour)
+				bounds[i].Store(math.MaxInt64)
+				last[k] = i
+			case 1:
+				short := time.Duration(1 + r.IntN(3000))
+				c.SetWithExpire(k, v, short)
+				bounds[i].Store(in.now() + int64(short))
+				last[k] = i
+			case 2:
+				bounds[i].Store(math.MaxInt64) // no value of its own
+				if j := last[k]; j != 0 {
+					b := &bounds[j]
+					prev := b.Load()
+					b.Store(math.MaxInt64)
+					touchedAt[j].Store(0) // no earlier Touch's bound holds during this one
+					if c.Touch(k) {
+						now := in.now()
+						b.Store(max(prev, now+int64(ttl)))
+						touchBound[j].Store(now + int64(ttl))
+						touchedAt[j].Store(now)
+					} else {
+						b.Store(prev)
+					}
+				}
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	for g := range 2 {
+		wg.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(g), 7))
+			for !done.Load() {
+				k := r.IntN(keys)
+				before := in.now()
+				v, ok := c.Get(k)
+				if !ok {
+					continue
+				}
+				if int(v>>32) != k {
+					t.Errorf("Get(%d) returned key %d's value", k, v>>32)
+					return
+				}
+				i := v & (1<<32 - 1)
+				b := bounds[i].Load()
+				for b == 0 { // the writer is between its Set and its Store
+					runtime.Gosched()
+					b = bounds[i].Load()
+				}
+				if at := touchedAt[i].Load(); at != 0 && at < before {
+					// The Get began after a Touch that shortened the value's life.
+					b = min(b, touchBound[i].Load())
+				}
+				if b <= before {
+					t.Errorf("Get(%d) at >= %v returned a value whose deadline is <= %v", k, time.Duration(before), time.Duration(b))
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	<-writer
+	c.c.sched.Stop()
+	checkInvariants(t, c, 0, false)
+}

@@ -2,6 +2,7 @@ package cache
 
 import (
 	"hash/maphash"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -21,7 +22,9 @@ import (
 // both are written before the node is published (in the table, with an
 // atomic store) and never change, so a lock-free reader that finds a node
 // by its key can trust n.key() and n.value without further checks. A write
-// over a live entry replaces the node (see setLocked). A node leaves the
+// over a live entry replaces the node (see swapLocked), but for a word
+// value (8 bytes without pointers, see wordValue) with a later deadline,
+// which is stored in place, atomically, before the deadline. A node leaves the
 // cache dead (replaced, deleted, evicted, expired or cleared) and is never
 // used again; nodes are not recycled, and neither are their timers.
 //
@@ -56,7 +59,7 @@ type node[K comparable, V any] struct {
 	timer timingwheel.Timer[K]
 
 	stamp atomic.Uint64 // deadline<<stampShift | reads<<2 | queue; see node
-	value V             // never written after publication
+	value V             // never written after publication, but a word value (see wordValue)
 }
 
 // linkedNode is the shape of a node in a bounded shard: the node and,
@@ -136,6 +139,56 @@ func (n *node[K, V]) setDeadlineLocked(d int64) {
 	n.setStampLocked(^uint64(stampLow), stampOf(d))
 }
 
+// wordValue reports whether V is a word value: 8 bytes without pointers
+// (an int, uint64, float64, time.Duration...). A word value is stored and
+// loaded atomically as one uint64, so a write over a live entry can go in
+// place instead of replacing the node, under one rule that lets a
+// lock-free reader pair it with its own deadline or an earlier one: a
+// live node's deadline never moves earlier in place (an earlier deadline
+// replaces the node), and an in-place write stores the value before its
+// later deadline. A reader loads the stamp before the value (see lookup).
+func wordValue[V any]() bool {
+	var v V
+	return unsafe.Sizeof(v) == 8 && !hasPointers(reflect.TypeFor[V]())
+}
+
+// loadWord returns a word value's node's value, loaded atomically: for a
+// lock-free reader (see wordValue). The value is 8-byte aligned: it follows
+// the Timer and the stamp, both multiples of 8 bytes, in an allocation of
+// at least 8-byte alignment.
+func (n *node[K, V]) loadWord() V {
+	w := atomic.LoadUint64((*uint64)(unsafe.Pointer(&n.value)))
+	return *(*V)(unsafe.Pointer(&w))
+}
+
+// writeInPlaceLocked stores value, a word value, in the live node n with
+// deadline, which is later than n's (see wordValue).
+func (n *node[K, V]) writeInPlaceLocked(value V, deadline int64) {
+	atomic.StoreUint64((*uint64)(unsafe.Pointer(&n.value)), *(*uint64)(unsafe.Pointer(&value)))
+	n.setDeadlineLocked(deadline)
+}
+
+// hasPointers reports whether values of type t can hold pointers (and so
+// keep other memory alive). It errs towards true.
+func hasPointers(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128:
+		return false
+	case reflect.Array:
+		return t.Len() > 0 && hasPointers(t.Elem())
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if hasPointers(t.Field(i).Type) {
+				return true
+			}
+		}
+		return false
+	}
+	return true
+}
+
 // killLocked marks a node that left the cache as dead for good, for
 // arm's and fire's lock-free checks. Its value stays for readers that
 // found the node before it left (they read it as of then); the node, and
@@ -158,6 +211,7 @@ type shard[K comparable, V any] struct {
 	held    [3]int64            // weight in each queue
 	limit   int64               // the shard's share of Limit or MaxWeight; 0 = unbounded
 	weighed bool                // weights come from a Weigher
+	word    bool                // V is a word value (see wordValue): later overwrites go in place
 	sk      sketch              // made when a bounded shard is half full
 	inserts int                 // new keys since the last climb
 	spares  int                 // what makeRoomLocked may still spare
@@ -176,6 +230,7 @@ type shard[K comparable, V any] struct {
 }
 
 func (s *shard[K, V]) init(limit int64, weighed bool, seed maphash.Seed, frac *atomic.Int64) {
+	s.word = wordValue[V]()
 	s.tab.InitSeed(nodeKey[K, V], 0, seed)
 	s.resetQueuesLocked()
 	s.limit = limit
@@ -318,19 +373,34 @@ func (s *shard[K, V]) setLocked(key K, h uint64, value V, w, now, deadline int64
 }
 
 // replaceLocked is setLocked for a key whose node o (whose hash is h) is in
-// the shard: a new node takes o's place in the table and in its queue, with
-// o's reads and one more (a write is a use; the policy sees it at its next
-// look), and o dies. A reader that found o before returns o's value, as
-// of before the write; one that looks later finds the new node. The new
-// node's timer is armed, o's cancelled: both after the unlock.
+// the shard. A word value with a later deadline is written in place (see
+// writeInPlaceLocked); otherwise swapLocked replaces o by a new node.
+// Either way the write counts as a use for the policy.
 func (s *shard[K, V]) replaceLocked(o *node[K, V], h uint64, value V, w, now, deadline int64, p *pending[K, V]) {
-	st := o.stamp.Load()
+	old := o.deadline()
 	p.event = Event[K, V]{Key: o.key(), Value: o.value, Reason: Replaced}
-	if deadlineOf(st) <= now {
+	if old <= now {
 		p.event.Reason = Expired
 	}
 	s.count(p.event.Reason)
-	reads := st & readsMask
+	if s.word && deadline > old && s.weightOf(o) == w {
+		o.writeInPlaceLocked(value, deadline)
+		if s.limit > 0 {
+			o.noteRead()
+		}
+		return // a later deadline: the expiry callback re-arms when it fires
+	}
+	s.swapLocked(o, h, value, w, now, deadline, p)
+}
+
+// swapLocked makes a new node with value, weight w and deadline take o's
+// place in the table and in its queue, with o's reads and, in a bounded
+// shard, one more (a write or a touch is a use; the policy sees it at its
+// next look), and kills o. A reader that found o before returns o's
+// value, as of before the swap; one that looks later finds the new node.
+// The new node's timer is armed, o's cancelled: both after the unlock.
+func (s *shard[K, V]) swapLocked(o *node[K, V], h uint64, value V, w, now, deadline int64, p *pending[K, V]) {
+	reads := o.stamp.Load() & readsMask
 	if s.limit > 0 && reads < readsMask {
 		reads += readsOne
 	}
@@ -368,6 +438,12 @@ func (s *shard[K, V]) touchLocked(key K, h uint64, now, deadline int64, p *pendi
 	old := n.deadline()
 	if old <= now {
 		return false
+	}
+	if s.word && deadline < old {
+		// A word value's deadline never moves earlier in place (see
+		// wordValue): the entry moves to a new node.
+		s.swapLocked(n, h, n.value, s.weightOf(n), now, deadline, p)
+		return true
 	}
 	n.setDeadlineLocked(deadline)
 	if s.limit > 0 {

@@ -384,12 +384,19 @@ func (w *worker) pull() {
 	w.mu.Unlock()
 	req := fmt.Appendf(nil, `{"batch":%d,"expires":%d,"idle_heartbeat":%d}`, n, pullExpiry, heartbeatEvery)
 	subject := "$JS.API.CONSUMER.MSG.NEXT." + workStream(w.queue) + "." + workerConsumer
+	if testHookLosePull != nil && testHookLosePull() {
+		return // as if the server never got it, and says nothing
+	}
 	if w.c.nc.PublishRequest(subject, w.inbox, req) != nil {
 		w.mu.Lock()
 		w.asked -= n // the keeper asks again
 		w.mu.Unlock()
 	}
 }
+
+// testHookLosePull, if set, is asked before each pull request is sent;
+// true drops it silently.
+var testHookLosePull func() bool
 
 // receive handles what the server sends to the inbox, one message at a
 // time: a delivery due now goes to a runner, an early one waits in the

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -109,6 +110,27 @@ func TestWaitingDeliveryKeptAlive(t *testing.T) {
 	}
 	if count["slow"] != 1 || count["held"] != 1 {
 		t.Errorf("runs %v, want slow and held once each", count)
+	}
+}
+
+// A pull request lost without a word from the server (a connection cut,
+// a server killed) is asked again once two heartbeats are missed: here
+// the first request never leaves, and the job still runs.
+func TestLostPullRequestAskedAgain(t *testing.T) {
+	c := open(t, Config{})
+	var lost atomic.Bool
+	testHookLosePull = func() bool { return lost.CompareAndSwap(false, true) }
+	t.Cleanup(func() { testHookLosePull = nil })
+	ran := make(chan string, 1)
+	work(t, c, "q", func(ctx context.Context, r Run) error { ran <- r.ID; return nil }, WorkOptions{})
+	if err := c.Enqueue(context.Background(), Job{Queue: "q", ID: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	if id := recv(t, ran, "run after the lost pull request"); id != "a" {
+		t.Errorf("ran %s, want a", id)
+	}
+	if !lost.Load() {
+		t.Error("no pull request was lost")
 	}
 }
 
