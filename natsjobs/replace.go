@@ -191,17 +191,25 @@ func (c *Client) Cancel(ctx context.Context, queue, id string) (bool, error) {
 	var removed uint64
 	var waited time.Duration // while the server was busy with the ID
 	for tries := 0; tries < replaceTries; {
-		s, err := c.leaderLast(ctx, queue, sched)
-		if err != nil {
-			return false, err
-		}
-		// The ready copy first, by its exact subject: a cron activation
-		// re-arms, and a failed run stores its retry's schedule, only
-		// while its copy is the job's ready message. Exact purges only:
-		// the server tells the workers' consumer (its counts, which
-		// QueueStats reports) about a single purged message under the
-		// purge's filter, which must be within the consumer's own.
-		n, err := c.purge(ctx, queue, ready, 0)
+		// The schedule is read while the ready copy is purged (one round
+		// trip): whichever the server serves first, the tombstone below
+		// is stored only if the ID holds nothing newer than the schedule
+		// read, and without a schedule the read is repeated after the
+		// purge.
+		var s *nats.Msg
+		n, err := both(func() (err error) {
+			s, err = c.leaderLast(ctx, queue, sched)
+			return err
+		}, func() (uint64, error) {
+			// The ready copy by its exact subject: a cron activation
+			// re-arms, and a failed run stores its retry's schedule,
+			// only while its copy is the job's ready message. Exact
+			// purges only: the server tells the workers' consumer (its
+			// counts, which QueueStats reports) about a single purged
+			// message under the purge's filter, which must be within
+			// the consumer's own.
+			return c.purge(ctx, queue, ready, 0)
+		})
 		if err != nil {
 			return false, err
 		}
@@ -235,16 +243,32 @@ func (c *Client) Cancel(ctx context.Context, queue, id string) (bool, error) {
 		case err != nil:
 			return false, err
 		}
-		n, err = c.purge(ctx, queue, sched, msgSeq(s)+1)
-		if err != nil {
-			return false, err
-		}
-		// A copy it fired since the tombstone (condemned) need not
-		// wait for a worker to drop it.
-		m, err := c.purge(ctx, queue, ready, 0)
+		// The schedule read, and together with it (one round trip) a
+		// copy it fired since the tombstone: condemned, it need not wait
+		// for a worker to drop it.
+		var m uint64
+		n, err = both(func() (err error) {
+			m, err = c.purge(ctx, queue, ready, 0)
+			return err
+		}, func() (uint64, error) {
+			return c.purge(ctx, queue, sched, msgSeq(s)+1)
+		})
 		return removed+n+m > 0, err
 	}
 	return false, fmt.Errorf("natsjobs: cancel %s: the job kept changing while it was cancelled", id)
+}
+
+// both runs f on a goroutine of its own and g on the caller's, so that
+// their requests travel together, and returns g's count with g's error,
+// else f's.
+func both(f func() error, g func() (uint64, error)) (uint64, error) {
+	ferr := make(chan error, 1)
+	go func() { ferr <- f() }()
+	n, err := g()
+	if e := <-ferr; err == nil {
+		err = e
+	}
+	return n, err
 }
 
 // tombstone stores the tombstones of the generations of msgs (nil ones and
