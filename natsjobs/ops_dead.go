@@ -72,7 +72,7 @@ func (c *Client) DeleteDead(ctx context.Context, queue string, sel Select) (int,
 		if _, err := c.workers(ctx, queue); err != nil {
 			return 0, err
 		}
-		n, err := c.purgeStream(ctx, deadStream(queue), "")
+		n, err := c.purgeStream(ctx, deadStream(queue), "", 0)
 		return int(n), err
 	}
 	return c.eachDead(ctx, queue, sel, func(ctx context.Context, s jetstream.Stream, _ DeadLetter, seq uint64) (bool, error) {

@@ -96,34 +96,37 @@ func (c *Client) Purge(ctx context.Context, queue string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	n, err := c.purgeStream(ctx, workStream(queue), "")
+	n, err := c.purgeStream(ctx, workStream(queue), "", 0)
 	return max(int(n)-tombs, 0), err
 }
 
-// purgeStream removes the messages on filter (empty: all) from stream
-// and returns how many.
-func (c *Client) purgeStream(ctx context.Context, stream, filter string) (uint64, error) {
-	req := []byte("{}")
+// purgeStream removes the messages on filter (empty: all) from stream,
+// those with a sequence below before only if before > 0, and returns how
+// many.
+func (c *Client) purgeStream(ctx context.Context, stream, filter string, before uint64) (uint64, error) {
+	req, _ := json.Marshal(struct {
+		Filter string `json:"filter,omitempty"`
+		Seq    uint64 `json:"seq,omitempty"`
+	}{filter, before})
+	what := "purge " + stream
 	if filter != "" {
-		req, _ = json.Marshal(struct {
-			Filter string `json:"filter"`
-		}{filter})
+		what += " " + filter
 	}
 	ctx, cancel := c.timeout(ctx)
 	defer cancel()
 	resp, err := c.nc.RequestWithContext(ctx, "$JS.API.STREAM.PURGE."+stream, req)
 	if err != nil {
-		return 0, c.apiErr("purge "+stream, err)
+		return 0, c.apiErr(what, err)
 	}
 	var r struct {
 		Purged uint64              `json:"purged"`
 		Error  *jetstream.APIError `json:"error"`
 	}
 	if err := json.Unmarshal(resp.Data, &r); err != nil {
-		return 0, fmt.Errorf("natsjobs: purge %s: %w", stream, err)
+		return 0, fmt.Errorf("natsjobs: %s: %w", what, err)
 	}
 	if r.Error != nil {
-		return 0, c.apiErr("purge "+stream, r.Error)
+		return 0, c.apiErr(what, r.Error)
 	}
 	return r.Purged, nil
 }

@@ -322,29 +322,7 @@ func msgSeq(m *nats.Msg) uint64 {
 // purge removes the messages on subject from the queue's work stream, those
 // with a sequence below before only if before > 0, and returns how many.
 func (c *Client) purge(ctx context.Context, queue, subject string, before uint64) (uint64, error) {
-	req, _ := json.Marshal(struct {
-		Filter string `json:"filter"`
-		Seq    uint64 `json:"seq,omitempty"`
-	}{subject, before})
-	ctx, cancel := c.timeout(ctx)
-	defer cancel()
-	resp, err := c.nc.RequestWithContext(ctx, "$JS.API.STREAM.PURGE."+workStream(queue), req)
-	if err != nil {
-		return 0, c.apiErr("purge "+subject, err)
-	}
-	var r struct {
-		Purged uint64 `json:"purged"`
-		Error  *struct {
-			Description string `json:"description"`
-		} `json:"error"`
-	}
-	if err := json.Unmarshal(resp.Data, &r); err != nil {
-		return 0, fmt.Errorf("natsjobs: purge %s: %w", subject, err)
-	}
-	if r.Error != nil {
-		return 0, fmt.Errorf("natsjobs: purge %s: %s", subject, r.Error.Description)
-	}
-	return r.Purged, nil
+	return c.purgeStream(ctx, workStream(queue), subject, before)
 }
 
 // stored reports whether the copy of run r with stream sequence seq may
