@@ -280,6 +280,7 @@ func checkQueueName(q string) error {
 //	stream natsjobs_q (work queue)  natsjobs.q.s.<id>  schedule: the job waiting for its time
 //	                                natsjobs.q.r.<id>  ready: the job due, for the workers
 //	                                natsjobs.q.x.<id>.<gen>  tombstone of a withdrawn schedule
+//	                                natsjobs.q.x.head.of.stream  head marker (head.go)
 //	stream natsjobs_q_dead (limits) natsjobs.q.dead.<id>  dead letters, one per ID
 //
 // Earlier versions kept a third stream, natsjobs_q_adv, for the server's
@@ -294,6 +295,7 @@ func jobSubjects(q, id string) string  { return "natsjobs." + q + ".*." + id } /
 func tombSubject(q, id, gen string) string {
 	return "natsjobs." + q + ".x." + id + "." + gen // outside jobSubjects (one more token)
 }
+func headSubject(q string) string        { return "natsjobs." + q + ".x.head.of.stream" } // no ID or generation has a '.'
 func idOf(subject, prefix string) string { return subject[len(prefix):] }
 
 const workerConsumer = "workers"
@@ -338,6 +340,9 @@ func (c *Client) declare(ctx context.Context, q string) error {
 			// says "no suitable peers for placement".
 			return wrap(fmt.Sprintf("create stream %s with Replicas %d", sc.Name, sc.Replicas), err)
 		}
+	}
+	if err := c.storeHead(ctx, q); err != nil {
+		return err
 	}
 	// The workers' consumer is updated by Work (with its client's AckWait,
 	// and MaxDeliver -1 for one an earlier version made); create it here
