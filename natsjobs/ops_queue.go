@@ -93,7 +93,7 @@ func (c *Client) Purge(ctx context.Context, queue string) (int, error) {
 	if _, err := c.workers(ctx, queue); err != nil {
 		return 0, err
 	}
-	// The count leaves out the tombstones (replace.go), counted first.
+	// The count leaves out the tombstones and the head marker, counted first.
 	tombs, err := c.tombstones(ctx, queue)
 	if err != nil {
 		return 0, err
