@@ -281,6 +281,7 @@ func checkQueueName(q string) error {
 //	stream natsjobs_q (work queue)  natsjobs.q.s.<id>.<gen>  schedule: the job waiting for its time
 //	                                natsjobs.q.r.<id>.<gen>  ready: the job due, for the workers
 //	                                natsjobs.q.x.<gen>       tombstone of a withdrawn generation
+//	                                natsjobs.q.x.head.of.stream  head marker (head.go)
 //	stream natsjobs_q_dead (limits) natsjobs.q.dead.<id>     dead letters, one per ID
 //
 // Each message of a job carries its generation (replace.go) as the last
@@ -312,6 +313,7 @@ func idGen(subject, prefix string) (id, gen string) {
 	return id, gen
 }
 
+func headSubject(q string) string        { return "natsjobs." + q + ".x.head.of.stream" } // no ID or generation has a '.'
 func idOf(subject, prefix string) string { return subject[len(prefix):] }
 
 const workerConsumer = "workers"
@@ -357,6 +359,9 @@ func (c *Client) declare(ctx context.Context, q string) error {
 			// says "no suitable peers for placement".
 			return wrap(fmt.Sprintf("create stream %s with Replicas %d", sc.Name, sc.Replicas), err)
 		}
+	}
+	if err := c.storeHead(ctx, q); err != nil {
+		return err
 	}
 	// The workers' consumer is updated by Work (with its client's AckWait,
 	// and MaxDeliver -1 for one an earlier version made); create it here

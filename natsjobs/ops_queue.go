@@ -80,7 +80,9 @@ func (c *Client) pause(ctx context.Context, queue string, on bool) error {
 // Purge removes every job of the queue that is not dead: scheduled,
 // pending, running, with its retries and cron schedules. Runs in progress
 // finish, but are neither retried nor dead-lettered. It returns how many
-// jobs (stored copies: a running cron job counts twice) were removed.
+// jobs (stored copies: a running cron job counts twice) were removed, and
+// an error if the purge or the storing of the queue's head marker after
+// it failed.
 func (c *Client) Purge(ctx context.Context, queue string) (int, error) {
 	if err := c.checkQueue(queue); err != nil {
 		return 0, err
@@ -91,12 +93,15 @@ func (c *Client) Purge(ctx context.Context, queue string) (int, error) {
 	if _, err := c.workers(ctx, queue); err != nil {
 		return 0, err
 	}
-	// The count leaves out the tombstones (replace.go), counted first.
+	// The count leaves out the tombstones and the head marker, counted first.
 	tombs, err := c.tombstones(ctx, queue)
 	if err != nil {
 		return 0, err
 	}
 	n, err := c.purgeStream(ctx, workStream(queue), "", 0)
+	if err == nil {
+		err = c.storeHead(ctx, queue) // purged with the rest (head.go)
+	}
 	return max(int(n)-tombs, 0), err
 }
 

@@ -384,11 +384,12 @@ func appendJSON(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// tombstones counts the tombstones stored in the queue's work stream (the
-// stream's message count less them is its jobs'): one batched direct read
-// of the first, which carries how many follow.
+// tombstones counts the messages of the queue's work stream that are not
+// jobs, its tombstones and its head marker (the stream's message count less
+// them is its jobs'): one batched direct read of the first, which carries
+// how many follow.
 func (c *Client) tombstones(ctx context.Context, queue string) (int, error) {
-	filter := tombSubject(queue, "*")
+	filter := "natsjobs." + queue + ".x.>" // tombSubject and headSubject
 	req, _ := json.Marshal(directGet{Seq: 1, NextFor: filter, Batch: 1})
 	m, err := c.direct(ctx, "$JS.API.DIRECT.GET."+workStream(queue), req)
 	if errors.Is(err, errNoDirect) {
