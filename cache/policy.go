@@ -87,18 +87,22 @@ func (s *shard[K, V]) pushFrontLocked(n *node[K, V], q int) {
 }
 
 // unlinkLocked takes n out of its queue.
-func (s *shard[K, V]) unlinkLocked(n *node[K, V]) {
-	s.held[n.queue()] -= s.weightOf(n)
+func (s *shard[K, V]) unlinkLocked(n *node[K, V]) { s.unlinkFromLocked(n, n.queue()) }
+
+// unlinkFromLocked takes n out of queue q, its queue (n may be dead
+// already: see killLocked).
+func (s *shard[K, V]) unlinkFromLocked(n *node[K, V], q int) {
+	s.held[q] -= s.weightOf(n)
 	l := n.links()
 	l.prev.links().next = l.next
 	l.next.links().prev = l.prev
 	l.prev, l.next = nil, nil
 }
 
-// spliceLocked puts n, unlinked, in o's place in o's queue and unlinks o.
-// They weigh the same.
-func (s *shard[K, V]) spliceLocked(o, n *node[K, V]) {
-	n.setStampLocked(queueMask, uint64(o.queue()))
+// spliceLocked puts n, unlinked, in o's place in o's queue q and unlinks
+// o (which may be dead already). They weigh the same.
+func (s *shard[K, V]) spliceLocked(o, n *node[K, V], q int) {
+	n.setStampLocked(queueMask, uint64(q))
 	ol, nl := o.links(), n.links()
 	nl.prev, nl.next = ol.prev, ol.next
 	ol.prev.links().next = n
@@ -294,7 +298,7 @@ func (s *shard[K, V]) admitLocked(cand, victim *node[K, V]) bool {
 // cancel (p.cancel, then p.cancels) and its event (p.event, then p.more).
 func (s *shard[K, V]) evictLocked(n *node[K, V], reason Reason, p *pending[K, V]) {
 	k := n.key()
-	v := s.removeLocked(n, s.tab.Hash(k), reason)
+	v, _ := s.removeLocked(n, s.tab.Hash(k), reason)
 	ev := Event[K, V]{Key: k, Value: v, Reason: reason}
 	if p.event.Reason == 0 {
 		p.event = ev
