@@ -326,9 +326,11 @@ func (c *cache[K, V]) lookup(key K, h uint64, mark bool) (v V, left time.Duratio
 // overwrite replaces the entry rather than its value, so that lock-free
 // readers of the old value never see it change. A V of 8 bytes without
 // pointers (an int, a uint64, a float64, a time.Duration) is the
-// exception: its overwrite with a later deadline, the common case, is
-// written in place, atomically, with no allocation and no command. After
-// Close, Set does nothing.
+// exception: its overwrite of a live entry with a later deadline, the
+// common case, is written in place, atomically, with no lock, no
+// allocation and no command, so it never waits for the expiry engine
+// (unless a load, refresh or Compute is in flight in the entry's shard).
+// After Close, Set does nothing.
 func (c *Cache[K, V]) Set(key K, value V) {
 	c.c.set(key, value, c.c.ttl)
 }

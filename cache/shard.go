@@ -25,7 +25,8 @@ import (
 // by its key can trust n.key() and n.value without further checks. A write
 // over a live entry replaces the node (see swapLocked), but for a word
 // value (8 bytes without pointers, see wordValue) with a later deadline,
-// which is stored in place, atomically, before the deadline. A node leaves the
+// which is stored in place, atomically, before the deadline, with the
+// write bit held (see lockWrite). A node leaves the
 // cache dead (replaced, deleted, evicted, expired or cleared) and is never
 // used again; nodes are not recycled, and neither are their timers.
 //
