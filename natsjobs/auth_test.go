@@ -89,7 +89,8 @@ func TestConfigAuthInvalid(t *testing.T) {
 	}
 }
 
-// storedCount is the number of messages in the queue's work stream.
+// storedCount is the number of jobs in the queue's work stream (its
+// messages less the head marker).
 func storedCount(t *testing.T, c *Client) uint64 {
 	t.Helper()
 	s, err := c.js.Stream(context.Background(), workStream("q"))
@@ -100,7 +101,11 @@ func storedCount(t *testing.T, c *Client) uint64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return info.State.Msgs
+	other, err := c.tombstones(context.Background(), "q")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.State.Msgs - uint64(other)
 }
 
 // rawPublish speaks the client protocol to addr: CONNECT with the given

@@ -20,7 +20,7 @@ func (c *Client) Queues(ctx context.Context) ([]string, error) {
 	ctx, cancel := c.timeout(ctx)
 	defer cancel()
 	// Work streams, and only those, take the subjects natsjobs.<q>.s.>.
-	names := c.js.StreamNames(ctx, jetstream.WithStreamListSubject(schedSubject("*", ">")))
+	names := c.js.StreamNames(ctx, jetstream.WithStreamListSubject(statePrefix("*", "s")+">"))
 	var out []string
 	for name := range names.Name() {
 		if q, ok := strings.CutPrefix(name, "natsjobs_"); ok && checkQueueName(q) == nil {
@@ -80,7 +80,9 @@ func (c *Client) pause(ctx context.Context, queue string, on bool) error {
 // Purge removes every job of the queue that is not dead: scheduled,
 // pending, running, with its retries and cron schedules. Runs in progress
 // finish, but are neither retried nor dead-lettered. It returns how many
-// jobs (stored copies: a running cron job counts twice) were removed.
+// jobs (stored copies: a running cron job counts twice) were removed, and
+// an error if the purge or the storing of the queue's head marker after
+// it failed.
 func (c *Client) Purge(ctx context.Context, queue string) (int, error) {
 	if err := c.checkQueue(queue); err != nil {
 		return 0, err
@@ -91,12 +93,15 @@ func (c *Client) Purge(ctx context.Context, queue string) (int, error) {
 	if _, err := c.workers(ctx, queue); err != nil {
 		return 0, err
 	}
-	// The count leaves out the tombstones (replace.go), counted first.
+	// The count leaves out the tombstones and the head marker, counted first.
 	tombs, err := c.tombstones(ctx, queue)
 	if err != nil {
 		return 0, err
 	}
 	n, err := c.purgeStream(ctx, workStream(queue), "", 0)
+	if err == nil {
+		err = c.storeHead(ctx, queue) // purged with the rest (head.go)
+	}
 	return max(int(n)-tombs, 0), err
 }
 
@@ -229,7 +234,7 @@ func (c *Client) QueueStats(ctx context.Context, queue string) (QueueStats, erro
 	st.Started = w.Delivered.Consumer
 	st.Buried = dead.CachedInfo().State.LastSeq
 	if st.Pending > 0 {
-		m, err := c.firstFrom(ctx, workStream(queue), readySubject(queue, ">"), w.Delivered.Stream+1)
+		m, err := c.firstFrom(ctx, workStream(queue), statePrefix(queue, "r")+">", w.Delivered.Stream+1)
 		if err != nil {
 			return QueueStats{}, err
 		}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime/pprof"
 	"strconv"
 	"syscall"
 	"testing"
@@ -22,6 +23,7 @@ func TestMain(m *testing.M) {
 		os.Exit(m.Run())
 	case "nats-server":
 		runNATSServer()
+		os.Exit(0)
 	case "worker":
 		runWorkerChild()
 	default:
@@ -31,8 +33,17 @@ func TestMain(m *testing.M) {
 }
 
 // runNATSServer is a plain nats-server with JetStream on file storage in
-// DURABLE_DIR, listening on 127.0.0.1:DURABLE_PORT, until SIGTERM.
+// DURABLE_DIR, listening on 127.0.0.1:DURABLE_PORT, until SIGTERM. With
+// DURABLE_SERVER_CPUPROFILE set (in the benchmark's environment, which the
+// server process inherits) it writes its CPU profile to that file,
+// suffixed with its process ID, when it stops.
 func runNATSServer() {
+	if path := os.Getenv("DURABLE_SERVER_CPUPROFILE"); path != "" {
+		f, err := os.Create(fmt.Sprintf("%s.%d", path, os.Getpid()))
+		if err == nil && pprof.StartCPUProfile(f) == nil {
+			defer func() { pprof.StopCPUProfile(); f.Close() }()
+		}
+	}
 	port, _ := strconv.Atoi(os.Getenv("DURABLE_PORT"))
 	opts := &natsserver.Options{
 		Host:      "127.0.0.1",
@@ -56,7 +67,6 @@ func runNATSServer() {
 	<-sig
 	s.Shutdown()
 	s.WaitForShutdown()
-	os.Exit(0)
 }
 
 // startNATS starts the external nats-server process (this test binary).
