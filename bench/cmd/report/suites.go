@@ -178,11 +178,12 @@ var suites = []suite{
 		ID:    "cache",
 		Title: "Cache: throughput",
 		About: "`GetOrSet`: Get, and Set on a miss, from parallel goroutines over 1M keys (Zipf s = 1.01 or uniform), " +
-			"capacity 100k, TTL 1 h. `Set`: Set alone in the same shape (overwrites and evicting inserts). `Reads`: " +
+			"capacity 100k, TTL 1 h. `Set`: Set alone in the same shape (overwrites and evicting inserts). `Overwrite`: " +
+			"Set of 100k resident keys only, with string values (ttlkit and otter). `Reads`: " +
 			"Get only over 100k resident keys, from 2 goroutines, and with Zipf keys also from 8 (on 2 processors). `ns/op` is wall time per operation " +
 			"over both cores (throughput); `cpu-ns/op` is process CPU per operation (about 2 × ns/op with both " +
 			"cores busy), which other processes on the machine do not inflate.",
-		Bench:          `^BenchmarkCache(GetOrSet|Set|Reads)$`,
+		Bench:          `^BenchmarkCache(GetOrSet|Set|Overwrite|Reads)$`,
 		Benchtime:      "400ms",
 		QuickBenchtime: "2000x",
 		Ratio:          []string{"cpu-ns/op"},
