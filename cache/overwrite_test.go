@@ -177,3 +177,31 @@ func TestGetOrSetWaitsForOverwriteInProgress(t *testing.T) {
 		wantGet(t, c, "k", 2, true)
 	})
 }
+
+// TestEvictionOfRevivedEntryIsNotExpired: the policy judges a victim
+// expired by the clock its Set read before taking the lock; an overwrite
+// without the lock, with a later clock reading, may make it live before
+// the policy kills it. The entry then goes as Evicted, with the
+// overwrite's value, never as Expired with a value whose deadline has not
+// passed.
+func TestEvictionOfRevivedEntryIsNotExpired(t *testing.T) {
+	c := newCache(t, Options[string, int]{TTL: time.Hour, Limit: 10})
+	c.Set("k", 1)
+	h := c.c.hash("k")
+	s := c.c.shardAt(h)
+	n := s.tab.Get("k", h)
+	judged := n.deadline() // the policy's clock: the entry looks expired
+	n.lockWrite()
+	n.writeInPlace(2, judged+int64(time.Hour), false) // the overwrite revives it
+
+	var p pending[string, int]
+	s.mu.Lock()
+	s.evictLocked(n, Expired, judged, &p)
+	s.mu.Unlock()
+	if want := (Event[string, int]{Key: "k", Value: 2, Reason: Evicted}); p.event != want {
+		t.Errorf("event = %+v, want %+v", p.event, want)
+	}
+	if st := c.Stats(); st.Expired != 0 || st.Evicted != 1 {
+		t.Errorf("Expired %d, Evicted %d; want 0, 1", st.Expired, st.Evicted)
+	}
+}

@@ -180,14 +180,14 @@ func (s *shard[K, V]) makeRoomLocked(w, now int64, p *pending[K, V]) {
 		if s.held[window] > 0 && (s.held[window]+w > winMax || main == 0) {
 			cand := s.candidateLocked()
 			if cand.deadline() <= now {
-				s.evictLocked(cand, Expired, p)
+				s.evictLocked(cand, Expired, now, p)
 				continue
 			}
 			cw := s.weightOf(cand)
 			if cw > mainMax {
 				// It could never enter main (the window holds nearly all
 				// the shard): no admission test, nothing displaced.
-				s.evictLocked(cand, Evicted, p)
+				s.evictLocked(cand, Evicted, now, p)
 				continue
 			}
 			if main+cw <= mainMax {
@@ -197,16 +197,16 @@ func (s *shard[K, V]) makeRoomLocked(w, now int64, p *pending[K, V]) {
 			victim := s.victimLocked(now)
 			switch {
 			case victim == nil:
-				s.evictLocked(cand, Evicted, p) // not reachable: main holds more than mainMax-cw
+				s.evictLocked(cand, Evicted, now, p) // not reachable: main holds more than mainMax-cw
 			case victim.deadline() <= now:
-				s.evictLocked(victim, Expired, p)
+				s.evictLocked(victim, Expired, now, p)
 			case s.admitLocked(cand, victim):
-				s.evictLocked(victim, Evicted, p)
+				s.evictLocked(victim, Evicted, now, p)
 				if s.held[probation]+s.held[protected]+cw <= mainMax {
 					s.moveLocked(cand, probation)
 				}
 			default:
-				s.evictLocked(cand, Evicted, p)
+				s.evictLocked(cand, Evicted, now, p)
 			}
 			continue
 		}
@@ -218,7 +218,7 @@ func (s *shard[K, V]) makeRoomLocked(w, now int64, p *pending[K, V]) {
 		if victim.deadline() <= now {
 			reason = Expired
 		}
-		s.evictLocked(victim, reason, p)
+		s.evictLocked(victim, reason, now, p)
 	}
 }
 
@@ -296,10 +296,16 @@ func (s *shard[K, V]) admitLocked(cand, victim *node[K, V]) bool {
 
 // evictLocked removes n for the policy and records it in p: its timer to
 // cancel (p.cancel, then p.cancels) and its event (p.event, then p.more).
-func (s *shard[K, V]) evictLocked(n *node[K, V], reason Reason, p *pending[K, V]) {
+// An entry judged expired by now that an overwrite without the lock made
+// live again before it died goes as Evicted, with the overwrite's value.
+func (s *shard[K, V]) evictLocked(n *node[K, V], reason Reason, now int64, p *pending[K, V]) {
 	k := n.key()
-	v, _ := s.removeLocked(n, s.tab.Hash(k), reason)
-	ev := Event[K, V]{Key: k, Value: v, Reason: reason}
+	st := n.killLocked()
+	if reason == Expired && deadlineOf(st) > now {
+		reason = Evicted
+	}
+	s.dropLocked(n, s.tab.Hash(k), st, reason)
+	ev := Event[K, V]{Key: k, Value: n.value, Reason: reason}
 	if p.event.Reason == 0 {
 		p.event = ev
 	} else {

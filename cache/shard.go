@@ -397,15 +397,6 @@ func (s *shard[K, V]) newNodeLocked(key K, value V, w, deadline int64, reads uin
 // (reached only by a cache older than about 2.3 years: see maxTTL).
 func stampOf(d int64) uint64 { return uint64(min(d, maxDeadline)) << stampShift }
 
-// removeLocked kills the live node n (whose key hashes to h), takes it
-// out of the shard, counts it under reason and returns its last value and
-// stamp. The caller cancels n's timer after the unlock.
-func (s *shard[K, V]) removeLocked(n *node[K, V], h uint64, reason Reason) (V, uint64) {
-	st := n.killLocked()
-	s.dropLocked(n, h, st, reason)
-	return n.value, st
-}
-
 // dropLocked takes n, just killed with its last stamp st, out of the
 // shard's table and queue, and counts it under reason.
 func (s *shard[K, V]) dropLocked(n *node[K, V], h, st uint64, reason Reason) {
