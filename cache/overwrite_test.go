@@ -9,7 +9,8 @@ import (
 
 // A Set over a live word value takes the node's write bit, not the shard
 // lock (see cache.overwrite). The tests below pin the rules that keep that
-// safe; each fails if its rule is dropped.
+// safe; each fails if its rule is dropped. Values are int64, a word value
+// on every GOARCH (an int is not one on 386).
 
 // returns reports whether done is closed within ten seconds. It detects a
 // call blocked for good (waiting for a lock it must not take); it times
@@ -38,7 +39,7 @@ func letRun() {
 // for the engine: the mass-expiry benchmark's tail.
 func TestOverwriteTakesNoShardLock(t *testing.T) {
 	for _, limit := range []int{0, 1000} {
-		c := newCache(t, Options[string, int]{TTL: time.Hour, Limit: limit})
+		c := newCache(t, Options[string, int64]{TTL: time.Hour, Limit: limit})
 		c.Set("k", 1)
 		s := c.c.shardAt(c.c.hash("k"))
 		s.mu.Lock()
@@ -69,7 +70,7 @@ func TestOverwriteTakesNoShardLock(t *testing.T) {
 // re-arms for the new deadline. Judged from a plain load, it would remove
 // the value just written.
 func TestExpiryWaitsForOverwriteInProgress(t *testing.T) {
-	c := newCache(t, Options[string, int]{TTL: time.Hour})
+	c := newCache(t, Options[string, int64]{TTL: time.Hour})
 	c.Set("k", 1)
 	h := c.c.hash("k")
 	n := c.c.shardAt(h).tab.Get("k", h)
@@ -109,9 +110,9 @@ func TestExpiryWaitsForOverwriteInProgress(t *testing.T) {
 // which marks the call overtaken; stored without the lock, the Set would
 // be lost under the Compute's result.
 func TestComputeOvertakenByOverwrite(t *testing.T) {
-	c := newCache(t, Options[string, int]{TTL: time.Minute})
+	c := newCache(t, Options[string, int64]{TTL: time.Minute})
 	c.Set("k", 1)
-	v, ok := c.Compute("k", func(old int, found bool) (int, Action) {
+	v, ok := c.Compute("k", func(old int64, found bool) (int64, Action) {
 		if old != 1 || !found {
 			t.Errorf("fn(%d, %v), want fn(1, true)", old, found)
 		}
@@ -130,7 +131,7 @@ func TestComputeOvertakenByOverwrite(t *testing.T) {
 // move earlier in place, under readers that paired its value with the
 // later one. The read leaves such a stamp alone.
 func TestSlidingLeavesWriteInProgress(t *testing.T) {
-	c := newCache(t, Options[string, int]{TTL: time.Hour, ExpireAfterAccess: true, Resolution: time.Millisecond})
+	c := newCache(t, Options[string, int64]{TTL: time.Hour, ExpireAfterAccess: true, Resolution: time.Millisecond})
 	c.Set("k", 1)
 	h := c.c.hash("k")
 	n := c.c.shardAt(h).tab.Get("k", h)
@@ -153,7 +154,7 @@ func TestSlidingLeavesWriteInProgress(t *testing.T) {
 func TestGetOrSetWaitsForOverwriteInProgress(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		// The wheel fires on whole seconds: at 2 s for a deadline of 1.5 s.
-		c := newCache(t, Options[string, int]{TTL: 1500 * time.Millisecond, Resolution: time.Second})
+		c := newCache(t, Options[string, int64]{TTL: 1500 * time.Millisecond, Resolution: time.Second})
 		c.Set("k", 1)
 		h := c.c.hash("k")
 		n := c.c.shardAt(h).tab.Get("k", h)
@@ -161,7 +162,7 @@ func TestGetOrSetWaitsForOverwriteInProgress(t *testing.T) {
 		time.Sleep(1600 * time.Millisecond)
 
 		type result struct {
-			v      int
+			v      int64
 			loaded bool
 		}
 		got := make(chan result, 1)
@@ -185,7 +186,7 @@ func TestGetOrSetWaitsForOverwriteInProgress(t *testing.T) {
 // overwrite's value, never as Expired with a value whose deadline has not
 // passed.
 func TestEvictionOfRevivedEntryIsNotExpired(t *testing.T) {
-	c := newCache(t, Options[string, int]{TTL: time.Hour, Limit: 10})
+	c := newCache(t, Options[string, int64]{TTL: time.Hour, Limit: 10})
 	c.Set("k", 1)
 	h := c.c.hash("k")
 	s := c.c.shardAt(h)
@@ -194,11 +195,11 @@ func TestEvictionOfRevivedEntryIsNotExpired(t *testing.T) {
 	n.lockWrite()
 	n.writeInPlace(2, judged+int64(time.Hour), false) // the overwrite revives it
 
-	var p pending[string, int]
+	var p pending[string, int64]
 	s.mu.Lock()
 	s.evictLocked(n, Expired, judged, &p)
 	s.mu.Unlock()
-	if want := (Event[string, int]{Key: "k", Value: 2, Reason: Evicted}); p.event != want {
+	if want := (Event[string, int64]{Key: "k", Value: 2, Reason: Evicted}); p.event != want {
 		t.Errorf("event = %+v, want %+v", p.event, want)
 	}
 	if st := c.Stats(); st.Expired != 0 || st.Evicted != 1 {
