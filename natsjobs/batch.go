@@ -26,10 +26,9 @@ func (c *Client) EnqueueBatch(ctx context.Context, at time.Time, batch ...Job) e
 		return invalidf("EnqueueBatch %s: time in the past", at.Format(time.RFC3339Nano))
 	}
 	msgs := make([]*nats.Msg, len(batch))
-	later := false
 	for i, j := range batch {
 		var err error
-		if msgs[i], later, err = c.prepare(j, at, 0); err != nil {
+		if msgs[i], err = c.prepare(j, at, 0); err != nil {
 			return err
 		}
 	}
@@ -37,7 +36,7 @@ func (c *Client) EnqueueBatch(ctx context.Context, at time.Time, batch ...Job) e
 		return err
 	}
 	for i, m := range msgs {
-		expectFirst(m, batch[i], later)
+		expectFirst(m, batch[i])
 	}
 	refused, err := c.publishAll(ctx, msgs)
 	if err != nil {
@@ -55,7 +54,7 @@ func (c *Client) EnqueueBatch(ctx context.Context, at time.Time, batch ...Job) e
 		}
 		be.Errs[i] = existsErr(batch[i])
 	}
-	if err := c.replaceAll(ctx, batch, msgs, later, replace); err != nil {
+	if err := c.replaceAll(ctx, batch, msgs, replace); err != nil {
 		return err
 	}
 	if be != nil {
@@ -97,7 +96,7 @@ func (e *BatchError) Unwrap() []error {
 
 // replaceAll replaces the jobs at indexes refused (see replace), up to
 // replaceWindow at a time.
-func (c *Client) replaceAll(ctx context.Context, batch []Job, msgs []*nats.Msg, later bool, refused []int) error {
+func (c *Client) replaceAll(ctx context.Context, batch []Job, msgs []*nats.Msg, refused []int) error {
 	var (
 		wg    sync.WaitGroup
 		once  sync.Once
@@ -109,7 +108,7 @@ func (c *Client) replaceAll(ctx context.Context, batch []Job, msgs []*nats.Msg, 
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			if err := c.replace(ctx, batch[i], msgs[i], later, "enqueue batch: "+batch[i].ID); err != nil {
+			if err := c.replace(ctx, batch[i], msgs[i], "enqueue batch: "+batch[i].ID); err != nil {
 				once.Do(func() { first = err })
 			}
 		}()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
 	"github.com/ttlkit/ttlkit/jobs/cron"
 )
 
@@ -55,7 +56,7 @@ func (c *Client) EnqueueCron(ctx context.Context, j Job, spec string, loc *time.
 	// of it in progress then cannot store its successor, see rearm), and
 	// the first activation stored only if none fired meanwhile: otherwise
 	// that one's run could replace the new schedule with the old spec's.
-	return c.store(ctx, j, msg, true, "cron "+j.ID)
+	return c.store(ctx, j, msg, "cron "+j.ID)
 }
 
 // cronSpec validates spec with jobs/cron and returns its schedule with
@@ -90,24 +91,29 @@ func (c *Client) cronMsg(j Job, spec string, t, prev time.Time) (*nats.Msg, erro
 		return nil, err
 	}
 	lead := min(scheduleLead, t.Sub(prev)/2)
-	msg.Subject = schedSubject(j.Queue, j.ID)
-	setGen(msg, j)
+	gen := j.gen
+	if gen == "" {
+		gen = nuid.Next()
+	}
+	msg.Subject = schedSubject(j.Queue, j.ID, gen)
+	msg.Header[hdrGen] = []string{gen}
 	msg.Header.Set(jetstream.ScheduleHeader, "@at "+t.Add(-lead).UTC().Format(time.RFC3339Nano))
-	msg.Header.Set(jetstream.ScheduleTargetHeader, readySubject(j.Queue, j.ID))
+	msg.Header.Set(jetstream.ScheduleTargetHeader, readySubject(j.Queue, j.ID, gen))
 	msg.Header.Set(hdrDue, strconv.FormatInt(t.UnixNano(), 10))
 	msg.Header.Set(hdrCron, spec)
 	return msg, nil
 }
 
 // rearm stores the activation after the delivered one (r, stream sequence
-// seq, spec from its header), before the handler runs, so that the chain
-// of activations outlives a crash of this worker: the delivery then comes
-// back and rearm runs again. The store is conditional on the delivery
-// still being the job's ready message, which makes it idempotent: once
-// the next activation fired, it replaced that message (one per subject),
-// and a cancelled or re-enqueued job withdrew it. current is false then,
-// and the delivery must not run.
-func (w *worker) rearm(ctx context.Context, r Run, spec string, seq uint64) (current bool, err error) {
+// seq on subject, spec from its header), before the handler runs, so that
+// the chain of activations outlives a crash of this worker: the delivery
+// then comes back and rearm runs again. The store is conditional on the
+// delivery still being stored on its subject, which makes it idempotent:
+// once the next activation fired, it replaced that message (one per
+// subject: the activations of a cron job share its generation), and a
+// cancelled or re-enqueued job withdrew it. current is false then, and
+// the delivery must not run.
+func (w *worker) rearm(ctx context.Context, r Run, spec, subject string, seq uint64) (current bool, err error) {
 	sched, err := w.c.schedule(spec)
 	if err != nil {
 		return true, nil // not stored by EnqueueCron: run it, once
@@ -117,7 +123,7 @@ func (w *worker) rearm(ctx context.Context, r Run, spec string, seq uint64) (cur
 	if err != nil {
 		return false, err
 	}
-	_, err = w.c.js.PublishMsg(ctx, msg, jetstream.WithExpectLastSequenceForSubject(seq, readySubject(r.Queue, r.ID)))
+	_, err = w.c.js.PublishMsg(ctx, msg, jetstream.WithExpectLastSequenceForSubject(seq, subject))
 	if wrongLastSeq(err) {
 		return false, nil
 	}

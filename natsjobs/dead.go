@@ -99,12 +99,13 @@ func (w *worker) buryLeftovers(ctx context.Context) error {
 		if err != nil {
 			return w.c.apiErr("advisory", err)
 		}
-		prefix := readySubject(w.queue, "")
+		prefix := statePrefix(w.queue, "r")
 		if !strings.HasPrefix(raw.Subject, prefix) {
 			continue
 		}
 		prior, _ := strconv.Atoi(raw.Header.Get(hdrAttempts))
-		j := Job{Queue: w.queue, ID: idOf(raw.Subject, prefix), Payload: raw.Data, Header: userHeader(raw.Header), Timeout: jobTimeout(raw.Header)}
+		id, _ := idGen(raw.Subject, prefix)
+		j := Job{Queue: w.queue, ID: id, Payload: raw.Data, Header: userHeader(raw.Header), Timeout: jobTimeout(raw.Header)}
 		cause := fmt.Errorf("natsjobs: delivered %d times without an outcome", a.Deliveries)
 		if err := w.bury(ctx, j, a.StreamSeq, prior+a.Deliveries, cause); err != nil {
 			return err

@@ -64,7 +64,9 @@
 //     still stored and, for a copy fired from a schedule, that the
 //     schedule's generation was not cancelled (one round trip);
 //     cancelling or replacing removes the message and marks the
-//     generation of the schedule it withdraws. A run the server
+//     generation of the schedule it withdraws. Each enqueue's messages
+//     have subjects of their own, so a copy fired as its schedule was
+//     replaced cannot displace the replacement. A run the server
 //     confirmed before the Cancel keeps running, and no cron activation
 //     re-arms the job after Cancel.
 //   - One of N: each delivery goes to exactly one worker of the queue,
@@ -113,4 +115,18 @@
 //
 // Jobs are identified by Queue and ID; IDs are subject tokens (no '.',
 // '*', '>' or spaces). How it works is in doc/design/natsjobs.md.
+//
+// # Upgrading
+//
+// Versions before this one stored a job on one subject per state
+// (natsjobs.<q>.s.<id>, natsjobs.<q>.r.<id>); this one adds the enqueue's
+// generation (natsjobs.<q>.s.<id>.<gen>). Open moves every job of its
+// Config.Queues stored the old way to the new subjects, with its payload,
+// headers, time, cron spec and stored count of failed attempts, then
+// deletes the old message: nothing is lost, and the jobs can be cancelled
+// and replaced as any other. Stop the processes of the earlier version
+// before starting this one: they would go on storing the old way (moved
+// only at the next Open) and would run new jobs under wrong IDs. A job
+// moved while another process of this version starts it, or fired by its
+// schedule while it is moved, may run twice.
 package natsjobs

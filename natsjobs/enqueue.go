@@ -13,6 +13,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
 )
 
 // Job is one unit of work. Queue and ID identify it: enqueueing the same
@@ -142,26 +143,26 @@ func (c *Client) EnqueueAfter(ctx context.Context, j Job, d time.Duration) error
 }
 
 // enqueue publishes j due at t (zero: now). A job due within scheduleLead
-// goes straight to the ready subject, with headers that also withdraw any
-// schedule the ID had; a later one becomes a server-side schedule that
-// fires scheduleLead early.
+// goes straight to a ready subject; a later one becomes a server-side
+// schedule that fires scheduleLead early.
 func (c *Client) enqueue(ctx context.Context, j Job, t time.Time) error {
-	msg, later, err := c.prepare(j, t, 0)
+	msg, err := c.prepare(j, t, 0)
 	if err != nil {
 		return err
 	}
 	if err := c.ready(); err != nil {
 		return err
 	}
-	return c.store(ctx, j, msg, later, "enqueue "+j.ID)
+	return c.store(ctx, j, msg, "enqueue "+j.ID)
 }
 
 // prepare validates j and builds its message for time t (see enqueue),
-// after attempts failed ones (retries); later reports a schedule rather
-// than a ready message.
-func (c *Client) prepare(j Job, t time.Time, attempts int) (msg *nats.Msg, later bool, err error) {
-	if msg, err = c.jobMsg(j); err != nil {
-		return nil, false, err
+// after attempts failed ones (retries), on the subjects of j's generation
+// (j.gen, or a new one): a ready copy, or for a later t a schedule.
+func (c *Client) prepare(j Job, t time.Time, attempts int) (*nats.Msg, error) {
+	msg, err := c.jobMsg(j)
+	if err != nil {
+		return nil, err
 	}
 	// The keys are in canonical form already: set them directly rather
 	// than through Header.Set, which canonicalizes every key.
@@ -171,17 +172,21 @@ func (c *Client) prepare(j Job, t time.Time, attempts int) (msg *nats.Msg, later
 	if !t.IsZero() {
 		msg.Header[hdrDue] = []string{strconv.FormatInt(t.UnixNano(), 10)}
 	}
-	if t.IsZero() || time.Until(t) <= scheduleLead {
-		msg.Subject = readySubject(j.Queue, j.ID)
-		msg.Header[jetstream.ScheduleNextHeader] = []string{"purge"}
-		msg.Header[jetstream.SchedulerHeader] = []string{schedSubject(j.Queue, j.ID)}
-		return msg, false, nil
+	gen := j.gen
+	if gen == "" {
+		gen = nuid.Next()
 	}
-	msg.Subject = schedSubject(j.Queue, j.ID)
-	setGen(msg, j)
+	if t.IsZero() || time.Until(t) <= scheduleLead {
+		// Due now: no Ttlkit-Gen header, since no schedule of it can be
+		// withdrawn while it fires (see Client.stored).
+		msg.Subject = readySubject(j.Queue, j.ID, gen)
+		return msg, nil
+	}
+	msg.Subject = schedSubject(j.Queue, j.ID, gen)
+	msg.Header[hdrGen] = []string{gen}
 	msg.Header[jetstream.ScheduleHeader] = []string{"@at " + t.Add(-scheduleLead).UTC().Format(time.RFC3339Nano)}
-	msg.Header[jetstream.ScheduleTargetHeader] = []string{readySubject(j.Queue, j.ID)}
-	return msg, true, nil
+	msg.Header[jetstream.ScheduleTargetHeader] = []string{readySubject(j.Queue, j.ID, gen)}
+	return msg, nil
 }
 
 // jobMsg validates j and builds its message (subject left for the caller).

@@ -616,39 +616,22 @@ func TestCancelFinalCopyFiredDuringCancel(t *testing.T) {
 			if err := tc.enqueue(c, j); err != nil {
 				t.Fatal(err)
 			}
-			s, err := c.js.Stream(ctx, workStream("q"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			sched, err := s.GetLastMsgForSubject(ctx, schedSubject("q", "a"))
-			if err != nil {
-				t.Fatal(err)
+			sched := lastOf(t, c, statePrefix("q", "s")+"a.*")
+			if sched == nil {
+				t.Fatal("no schedule stored")
 			}
 			// The server has built the copy; the withdrawal lands now.
 			if err := tc.withdraw(c, j); err != nil {
 				t.Fatal(err)
 			}
 			if tc.name == "replaced by Enqueue" {
-				// The new copy runs first (the stale one would replace
-				// it on r.a, and its drop be mistaken for the stale's).
+				// The new copy runs first, so that the stale copy's drop
+				// is not mistaken for the new one's.
 				for _, r := range runsUntil(t, runs, "a new") {
 					t.Errorf("ran %q before the new copy", r)
 				}
 			}
-			fired := &nats.Msg{Subject: readySubject("q", "a"), Data: sched.Data, Header: nats.Header{}}
-			for k, v := range sched.Header {
-				// The server strips its own headers (schedule, expected
-				// sequence, rollup), and the read added the stream's.
-				if !strings.HasPrefix(k, "Nats-") {
-					fired.Header[k] = v
-				}
-			}
-			fired.Header.Set(hdrDue, strconv.FormatInt(time.Now().UnixNano(), 10))
-			fired.Header.Set(jetstream.SchedulerHeader, schedSubject("q", "a"))
-			fired.Header.Set(jetstream.ScheduleNextHeader, "purge")
-			if _, err := c.js.PublishMsg(ctx, fired); err != nil {
-				t.Fatal(err)
-			}
+			fireLate(t, c, sched)
 			expectWithdrawn(t, withdrawn, runs, "a", "a old")
 			// The dropped copy was acknowledged (removed); a cron
 			// activation did not store its successor. The sentinel's
@@ -661,8 +644,8 @@ func TestCancelFinalCopyFiredDuringCancel(t *testing.T) {
 					t.Fatalf("the stale copy ran")
 				}
 			}
-			if m, err := s.GetLastMsgForSubject(ctx, readySubject("q", "a")); err == nil && string(m.Data) == "old" {
-				t.Errorf("the stale copy is still stored (seq %d), want it removed", m.Sequence)
+			if m := lastOf(t, c, statePrefix("q", "r")+"a.*"); m != nil && string(m.Data) == "old" {
+				t.Errorf("the stale copy is still stored (%s), want it removed", m.Header.Get(jetstream.SequenceHeader))
 			}
 			if tc.name == "cron Cancel" {
 				if j, err := c.Get(ctx, "q", "a"); !errors.Is(err, ErrNotFound) {
@@ -686,5 +669,190 @@ func runsUntil(t *testing.T, runs <-chan string, want string) (others []string) 
 			return others
 		}
 		others = append(others, r)
+	}
+}
+
+// fireLate stores exactly the copy the server builds from schedule sched
+// (read by lastFor) when it fires, due now rather than at its time: the
+// schedule's headers and payload, its server headers swapped for the
+// fired copy's, on its target subject.
+func fireLate(t *testing.T, c *Client, sched *nats.Msg) {
+	t.Helper()
+	fired := &nats.Msg{Subject: sched.Header.Get(jetstream.ScheduleTargetHeader), Data: sched.Data, Header: nats.Header{}}
+	for k, v := range sched.Header {
+		// The server strips its own headers (schedule, expected
+		// sequence, rollup), and the read added the stream's.
+		if !strings.HasPrefix(k, "Nats-") {
+			fired.Header[k] = v
+		}
+	}
+	fired.Header.Set(hdrDue, strconv.FormatInt(time.Now().UnixNano(), 10))
+	fired.Header.Set(jetstream.SchedulerHeader, sched.Header.Get(jetstream.SubjectHeader))
+	fired.Header.Set(jetstream.ScheduleNextHeader, "purge")
+	if _, err := c.js.PublishMsg(context.Background(), fired); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A copy fired late from a cancelled schedule may wait for a worker far
+// longer than a moment: its queue paused over a weekend, no worker
+// running. Tombstones used to expire after 24 h, and such a copy then
+// ran. Now a tombstone goes only with the late copy: the sweep, once no
+// copy of the generation can land any more, purges the copy and then the
+// tombstone. Here the tombstone's age limit is short, the queue paused
+// while the worker's sweeps run, and the copy must not run on Resume.
+func TestCancelFinalStaleCopyOutlivesTombstone(t *testing.T) {
+	age := tombstoneAge
+	tombstoneAge = 200 * time.Millisecond
+	t.Cleanup(func() { tombstoneAge = age })
+	swept := make(chan int, 100)
+	testHookSwept = func(n int, err error) {
+		if err != nil {
+			t.Errorf("sweep: %v", err)
+		}
+		swept <- n
+	}
+	t.Cleanup(func() { testHookSwept = nil })
+	c := open(t, Config{})
+	ctx := context.Background()
+	if err := c.Pause(ctx, "q"); err != nil {
+		t.Fatal(err)
+	}
+	if err := enqueueInAnHour(c, Job{Queue: "q", ID: "a", Payload: []byte("old")}); err != nil {
+		t.Fatal(err)
+	}
+	sched := lastOf(t, c, statePrefix("q", "s")+"a.*")
+	if ok, err := c.Cancel(ctx, "q", "a"); !ok || err != nil {
+		t.Fatalf("Cancel = %v, %v; want true, nil", ok, err)
+	}
+	fireLate(t, c, sched)
+	runs := runsOf(t, c, WorkOptions{}, nil)
+	for recv(t, swept, "a sweep") == 0 {
+	}
+	if m := lastOf(t, c, tombSubject("q", "*")); m != nil {
+		t.Fatalf("after the sweep: tombstone %s, want none", m.Header.Get(jetstream.SubjectHeader))
+	}
+	if err := c.Resume(ctx, "q"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Enqueue(ctx, Job{Queue: "q", ID: "sentinel"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range runsUntil(t, runs, "sentinel ") {
+		if r == "a old" {
+			t.Fatalf("the late copy ran after its tombstone was removed")
+		}
+	}
+	if st := statsSettle(t, c, Stats{}); st != (Stats{}) {
+		t.Errorf("Stats at the end = %+v, want none", st)
+	}
+}
+
+// A copy fired late from a replaced schedule must leave the replacement
+// alone. It used to land on the job's one ready subject, replacing the
+// new due copy there, and to purge the job's one schedule subject, which
+// held the new schedule: the worker dropped the condemned copy and the
+// replacement was lost. Now each generation has subjects of its own.
+func TestReplaceSurvivesCopyFiredLate(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		replace func(c *Client, j Job) error
+	}{
+		{"EnqueueAt", func(c *Client, j Job) error {
+			return c.EnqueueAfter(context.Background(), j, 1500*time.Millisecond)
+		}},
+		{"Enqueue", func(c *Client, j Job) error { return c.Enqueue(context.Background(), j) }},
+		{"EnqueueBatch", func(c *Client, j Job) error { return c.EnqueueBatch(context.Background(), time.Time{}, j) }},
+		{"EnqueueCron", func(c *Client, j Job) error {
+			return c.EnqueueCron(context.Background(), j, "@every 2s", nil)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := open(t, Config{})
+			ctx := context.Background()
+			// Paused: the new copy waits while the late one lands.
+			if err := c.Pause(ctx, "q"); err != nil {
+				t.Fatal(err)
+			}
+			if err := enqueueInAnHour(c, Job{Queue: "q", ID: "a", Payload: []byte("old")}); err != nil {
+				t.Fatal(err)
+			}
+			sched := lastOf(t, c, statePrefix("q", "s")+"a.*")
+			if err := tc.replace(c, Job{Queue: "q", ID: "a", Payload: []byte("new")}); err != nil {
+				t.Fatal(err)
+			}
+			fireLate(t, c, sched)
+			runs := runsOf(t, c, WorkOptions{}, nil)
+			if err := c.Resume(ctx, "q"); err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range runsUntil(t, runs, "a new") {
+				t.Errorf("ran %q before the replacement", r)
+			}
+		})
+	}
+}
+
+// Jobs stored by an earlier version, one subject per state, are moved to
+// their generation's subjects by Open: a schedule keeps its time, a ready
+// copy runs, a tombstone still condemns its late copy, and enqueueing
+// and Cancel see them.
+func TestUpgradeMovesOldLayout(t *testing.T) {
+	c := open(t, Config{})
+	ctx := context.Background()
+	pub := func(subject, data string, h nats.Header) {
+		t.Helper()
+		if _, err := c.js.PublishMsg(ctx, &nats.Msg{Subject: subject, Data: []byte(data), Header: h}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	at := time.Now().Add(time.Hour)
+	sched := func(id string) nats.Header {
+		return nats.Header{
+			jetstream.ScheduleHeader:       []string{"@at " + at.UTC().Format(time.RFC3339Nano)},
+			jetstream.ScheduleTargetHeader: []string{"natsjobs.q.r." + id},
+			hdrGen:                         []string{"G" + id},
+			hdrDue:                         []string{strconv.FormatInt(at.UnixNano(), 10)},
+		}
+	}
+	pub("natsjobs.q.s.later", "later", sched("later"))        // delayed
+	pub("natsjobs.q.s.gone", "gone", sched("gone"))           // to be cancelled
+	pub("natsjobs.q.r.ready", "ready", nats.Header{})         // due
+	pub("natsjobs.q.r.kept", "kept", nats.Header{"K": {"v"}}) // due, kept under Keep
+	pub("natsjobs.q.x.late.Glate", "", nats.Header{jetstream.MsgTTLHeader: {"86400"}})
+	pub("natsjobs.q.r.late", "late", nats.Header{hdrGen: {"Glate"}}) // fired after its Cancel
+	if err := c.declare(ctx, "q"); err != nil {                      // as Open does
+		t.Fatal(err)
+	}
+	if err := c.declare(ctx, "q"); err != nil { // nothing left to move
+		t.Fatal(err)
+	}
+	for _, old := range []string{"natsjobs.q.s.*", "natsjobs.q.r.*", "natsjobs.q.x.*.*"} {
+		if m := lastOf(t, c, old); m != nil {
+			t.Errorf("%s still stored after the upgrade", m.Header.Get(jetstream.SubjectHeader))
+		}
+	}
+	if j, err := c.Get(ctx, "q", "later"); err != nil || j.State != Scheduled || !j.NextRun.Equal(at) || string(j.Payload) != "later" {
+		t.Errorf("Get(later) = %v %v %q, %v; want scheduled at %v", j.State, j.NextRun, j.Payload, err, at)
+	}
+	if ok, err := c.Cancel(ctx, "q", "gone"); !ok || err != nil {
+		t.Errorf("Cancel(gone) = %v, %v; want true, nil", ok, err)
+	}
+	if err := c.Enqueue(ctx, Job{Queue: "q", ID: "kept", Unique: Keep}); !errors.Is(err, ErrExists) {
+		t.Errorf("Enqueue(kept, Keep) = %v, want ErrExists", err)
+	}
+	runs := runsOf(t, c, WorkOptions{}, nil)
+	got := map[string]bool{recv(t, runs, "run"): true, recv(t, runs, "run"): true}
+	if !got["ready ready"] || !got["kept kept"] {
+		t.Errorf("runs %v, want ready and kept", got)
+	}
+	if err := c.Enqueue(ctx, Job{Queue: "q", ID: "sentinel"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range runsUntil(t, runs, "sentinel ") {
+		t.Errorf("ran %q", r)
+	}
+	if st := statsSettle(t, c, Stats{Pending: 1}); st != (Stats{Pending: 1}) {
+		t.Errorf("Stats = %+v, want only later scheduled", st)
 	}
 }

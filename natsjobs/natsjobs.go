@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -277,24 +278,41 @@ func checkQueueName(q string) error {
 
 // Stream and subject layout, per queue q:
 //
-//	stream natsjobs_q (work queue)  natsjobs.q.s.<id>  schedule: the job waiting for its time
-//	                                natsjobs.q.r.<id>  ready: the job due, for the workers
-//	                                natsjobs.q.x.<id>.<gen>  tombstone of a withdrawn schedule
+//	stream natsjobs_q (work queue)  natsjobs.q.s.<id>.<gen>  schedule: the job waiting for its time
+//	                                natsjobs.q.r.<id>.<gen>  ready: the job due, for the workers
+//	                                natsjobs.q.x.<gen>       tombstone of a withdrawn generation
 //	                                natsjobs.q.x.head.of.stream  head marker (head.go)
-//	stream natsjobs_q_dead (limits) natsjobs.q.dead.<id>  dead letters, one per ID
+//	stream natsjobs_q_dead (limits) natsjobs.q.dead.<id>     dead letters, one per ID
 //
-// Earlier versions kept a third stream, natsjobs_q_adv, for the server's
-// max-deliveries advisories; Work empties and deletes it (buryLeftovers).
-func workStream(q string) string       { return "natsjobs_" + q }
-func deadStream(q string) string       { return "natsjobs_" + q + "_dead" }
-func advStream(q string) string        { return "natsjobs_" + q + "_adv" }
-func schedSubject(q, id string) string { return "natsjobs." + q + ".s." + id }
-func readySubject(q, id string) string { return "natsjobs." + q + ".r." + id }
-func deadSubject(q, id string) string  { return "natsjobs." + q + ".dead." + id }
-func jobSubjects(q, id string) string  { return "natsjobs." + q + ".*." + id } // schedule and ready
-func tombSubject(q, id, gen string) string {
-	return "natsjobs." + q + ".x." + id + "." + gen // outside jobSubjects (one more token)
+// Each message of a job carries its generation (replace.go) as the last
+// token, so that a copy the server fires late from a withdrawn schedule
+// lands on a subject of its own, where it neither replaces the job's new
+// ready copy nor purges its new schedule. Earlier versions stored
+// natsjobs.q.s.<id>, natsjobs.q.r.<id> and natsjobs.q.x.<id>.<gen>; Open
+// moves them (upgrade.go). Earlier versions kept a third stream,
+// natsjobs_q_adv, for the server's max-deliveries advisories; Work empties
+// and deletes it (buryLeftovers).
+func workStream(q string) string            { return "natsjobs_" + q }
+func deadStream(q string) string            { return "natsjobs_" + q + "_dead" }
+func advStream(q string) string             { return "natsjobs_" + q + "_adv" }
+func schedSubject(q, id, gen string) string { return "natsjobs." + q + ".s." + id + "." + gen }
+func readySubject(q, id, gen string) string { return "natsjobs." + q + ".r." + id + "." + gen }
+func deadSubject(q, id string) string       { return "natsjobs." + q + ".dead." + id }
+func jobSubjects(q, id string) string       { return "natsjobs." + q + ".*." + id + ".*" } // schedules and ready copies
+func tombSubject(q, gen string) string      { return "natsjobs." + q + ".x." + gen }       // outside jobSubjects (one token less)
+
+// statePrefix is the subject prefix of the queue's messages in state
+// letter st ("s", "r"): a job's subject is the prefix, its ID, and its
+// generation.
+func statePrefix(q, st string) string { return "natsjobs." + q + "." + st + "." }
+
+// idGen splits the subject of a job's message, after its state prefix,
+// into its ID and generation (empty in the old layout).
+func idGen(subject, prefix string) (id, gen string) {
+	id, gen, _ = strings.Cut(subject[len(prefix):], ".")
+	return id, gen
 }
+
 func headSubject(q string) string        { return "natsjobs." + q + ".x.head.of.stream" } // no ID or generation has a '.'
 func idOf(subject, prefix string) string { return subject[len(prefix):] }
 
@@ -306,7 +324,8 @@ const workerConsumer = "workers"
 // which with the default of two minutes was most of a restart's time.
 const noDedupe = 100 * time.Millisecond
 
-// declare creates or updates the queue's two streams.
+// declare creates or updates the queue's two streams, and moves what an
+// earlier version stored there (upgrade).
 func (c *Client) declare(ctx context.Context, q string) error {
 	storage := jetstream.FileStorage
 	streams := []jetstream.StreamConfig{{
@@ -315,9 +334,9 @@ func (c *Client) declare(ctx context.Context, q string) error {
 		Retention:         jetstream.WorkQueuePolicy,
 		Storage:           storage,
 		Replicas:          c.cfg.Replicas,
-		MaxMsgsPerSubject: 1, // one schedule and one ready message per ID: re-enqueueing replaces
+		MaxMsgsPerSubject: 1, // a give-back, a cron activation replaces its generation's copy
 		AllowMsgSchedules: true,
-		AllowMsgTTL:       true, // tombstones (replace.go)
+		AllowMsgTTL:       true, // tombstones of earlier versions (upgrade.go)
 		AllowRollup:       true,
 		// Direct reads: batched for the operations API (ops_read.go), and
 		// a run's check that its message is still stored (Client.stored)
@@ -356,7 +375,7 @@ func (c *Client) declare(ctx context.Context, q string) error {
 	} else if err != nil {
 		return wrap("consumer "+workerConsumer, err)
 	}
-	return nil
+	return c.upgrade(ctx, q)
 }
 
 // workerConfig is the workers' shared consumer: deliveries of the ready
@@ -366,7 +385,7 @@ func (c *Client) declare(ctx context.Context, q string) error {
 func workerConfig(q string, cfg Config) jetstream.ConsumerConfig {
 	return jetstream.ConsumerConfig{
 		Durable:       workerConsumer,
-		FilterSubject: readySubject(q, ">"),
+		FilterSubject: statePrefix(q, "r") + ">",
 		AckPolicy:     jetstream.AckExplicitPolicy,
 		AckWait:       cfg.AckWait,
 		MaxDeliver:    -1,

@@ -144,14 +144,14 @@ func (c *Client) List(ctx context.Context, queue string, o ListOptions) (Page, e
 	if err != nil {
 		return Page{}, err
 	}
-	stream, filter := workStream(queue), schedSubject(queue, ">")
+	stream, filter := workStream(queue), statePrefix(queue, "s")+">"
 	from, upTo := o.After+1, uint64(0)
 	switch o.State {
 	case Pending:
-		filter = readySubject(queue, ">")
+		filter = statePrefix(queue, "r") + ">"
 		from = max(from, info.Delivered.Stream+1)
 	case Running:
-		filter = readySubject(queue, ">")
+		filter = statePrefix(queue, "r") + ">"
 		from, upTo = max(from, info.AckFloor.Stream+1), info.Delivered.Stream
 		if from > upTo {
 			return Page{}, nil
@@ -172,6 +172,9 @@ func (c *Client) List(ctx context.Context, queue string, o ListOptions) (Page, e
 			return true
 		}
 		id := m.Subject[len(filter)-1:]
+		if o.State != Dead {
+			id, _ = idGen(m.Subject, filter[:len(filter)-1])
+		}
 		page.Jobs = append(page.Jobs, jobInfo(queue, id, o.State, seq, stored, m.Header, m.Data))
 		return len(page.Jobs) < o.Limit
 	})
@@ -208,11 +211,11 @@ func (c *Client) Get(ctx context.Context, queue, id string) (JobInfo, error) {
 	if err != nil {
 		return JobInfo{}, err
 	}
-	ready, err := c.lastFor(ctx, workStream(queue), readySubject(queue, id))
+	ready, err := c.lastFor(ctx, workStream(queue), statePrefix(queue, "r")+id+".*")
 	if err != nil {
 		return JobInfo{}, err
 	}
-	sched, err := c.lastFor(ctx, workStream(queue), schedSubject(queue, id))
+	sched, err := c.lastFor(ctx, workStream(queue), statePrefix(queue, "s")+id+".*")
 	if err != nil {
 		return JobInfo{}, err
 	}

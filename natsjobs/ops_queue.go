@@ -20,7 +20,7 @@ func (c *Client) Queues(ctx context.Context) ([]string, error) {
 	ctx, cancel := c.timeout(ctx)
 	defer cancel()
 	// Work streams, and only those, take the subjects natsjobs.<q>.s.>.
-	names := c.js.StreamNames(ctx, jetstream.WithStreamListSubject(schedSubject("*", ">")))
+	names := c.js.StreamNames(ctx, jetstream.WithStreamListSubject(statePrefix("*", "s")+">"))
 	var out []string
 	for name := range names.Name() {
 		if q, ok := strings.CutPrefix(name, "natsjobs_"); ok && checkQueueName(q) == nil {
@@ -234,7 +234,7 @@ func (c *Client) QueueStats(ctx context.Context, queue string) (QueueStats, erro
 	st.Started = w.Delivered.Consumer
 	st.Buried = dead.CachedInfo().State.LastSeq
 	if st.Pending > 0 {
-		m, err := c.firstFrom(ctx, workStream(queue), readySubject(queue, ">"), w.Delivered.Stream+1)
+		m, err := c.firstFrom(ctx, workStream(queue), statePrefix(queue, "r")+">", w.Delivered.Stream+1)
 		if err != nil {
 			return QueueStats{}, err
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -105,10 +106,18 @@ var testHookScanned func()
 // messages on the filter follow.
 const numPendingHeader = "Nats-Num-Pending"
 
-// lastFor returns the message stored last on subject in stream by a
-// direct read, or nil when there is none.
+// lastFor returns the message stored last on subject (which may be a
+// wildcard) in stream by a direct read, or nil when there is none.
 func (c *Client) lastFor(ctx context.Context, stream, subject string) (*nats.Msg, error) {
-	m, err := c.direct(ctx, "$JS.API.DIRECT.GET."+stream+"."+subject, nil)
+	var m *nats.Msg
+	var err error
+	if strings.ContainsAny(subject, "*>") {
+		// A wildcard cannot be in the request's subject: it goes in the body.
+		req := appendJSON([]byte(`{"last_by_subj":`), subject)
+		m, err = c.direct(ctx, "$JS.API.DIRECT.GET."+stream, append(req, '}'))
+	} else {
+		m, err = c.direct(ctx, "$JS.API.DIRECT.GET."+stream+"."+subject, nil)
+	}
 	if errors.Is(err, errNoDirect) {
 		return c.leaderGet(ctx, stream, func(ctx context.Context, s jetstream.Stream) (*jetstream.RawStreamMsg, error) {
 			return s.GetLastMsgForSubject(ctx, subject)

@@ -11,43 +11,40 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/nats-io/nuid"
 )
 
 // Withdrawing a job: the one routine that stores a job's message under its
 // Unique policy (Enqueue, EnqueueAt, EnqueueBatch, EnqueueCron), and Cancel.
 //
-// A schedule's generation (Ttlkit-Gen) is a random name given when it is
-// enqueued and kept by every message that carries the job on from it: the
-// copy the server fires, a cron job's next activation, a retry's schedule,
-// a copy given back. A job due now has none: it is never stored late. The server builds a fired copy from the
-// schedule and stores it a moment later, even when the schedule was
-// withdrawn in between; so whoever withdraws a schedule first stores the
-// generation's tombstone (natsjobs.<q>.x.<id>.<gen>), and a run starts
-// only if its copy is stored and its generation has no tombstone, which
-// the stored check reads in one request (Client.stored).
+// Every message of a job carries a generation, a random name given when
+// the job is enqueued and kept by every message that carries the job on
+// from it (the copy the server fires, a cron job's next activation, a
+// retry's schedule, a copy given back), as the last token of its subject;
+// a schedule carries it in a header too (Ttlkit-Gen), and so does the
+// copy it fires. The server builds a fired copy from the schedule and
+// stores it a moment later, even when the schedule was withdrawn in
+// between; so whoever withdraws a schedule first stores the generation's
+// tombstone (natsjobs.<q>.x.<gen>), and a run of a fired copy starts only
+// if the copy is stored and its generation has no tombstone (Client.stored,
+// one request). The late copy lands on its own generation's subject: it
+// purges no schedule but its own (gone) and replaces no other copy, so a
+// job enqueued again meanwhile is untouched. A tombstone stays until a
+// worker's sweep (sweep) removes it, at least tombstoneAge after it was
+// stored, together with the late copy, if any.
 
-// tombstoneTTL is how long a tombstone stays stored: a copy fired from a
-// withdrawn schedule lands within one server step, and is dropped by the
-// first worker that receives it, so a tombstone matters only until then.
-const tombstoneTTL = 24 * time.Hour
+// tombstoneAge is how old a tombstone must be before a sweep removes it:
+// a copy fired from a withdrawn schedule lands within one server step
+// (microseconds on one server, one proposal in a cluster) of the
+// withdrawal, and a minute leaves room for a stalled server and clock
+// steps. A variable for tests.
+var tombstoneAge = time.Minute
 
-// setGen gives the schedule msg of j its generation: j's own (a retry's,
-// a re-arm's), or a new name (a subject token).
-func setGen(msg *nats.Msg, j Job) {
-	gen := j.gen
-	if gen == "" {
-		gen = nuid.Next()
-	}
-	msg.Header[hdrGen] = []string{gen}
-}
-
-// store stores msg, j's message built by prepare or cronMsg (later: a
-// schedule on s.<id>, else a copy on r.<id>), under j.Unique. The first
-// request is conditional (expectFirst), so that a new ID costs one
-// request; Replace then goes on with replace.
-func (c *Client) store(ctx context.Context, j Job, msg *nats.Msg, later bool, what string) error {
-	expectFirst(msg, j, later)
+// store stores msg, j's message built by prepare or cronMsg, under
+// j.Unique. The first request is conditional on the ID holding no message
+// (expectFirst), so that a new ID costs one request; Replace then goes on
+// with replace.
+func (c *Client) store(ctx context.Context, j Job, msg *nats.Msg, what string) error {
+	expectFirst(msg, j)
 	err := c.publish(ctx, msg, what)
 	if !wrongLastSeq(err) {
 		return err
@@ -55,21 +52,14 @@ func (c *Client) store(ctx context.Context, j Job, msg *nats.Msg, later bool, wh
 	if j.Unique != Replace {
 		return existsErr(j)
 	}
-	return c.replace(ctx, j, msg, later, what)
+	return c.replace(ctx, j, msg, what)
 }
 
 // expectFirst makes msg of j conditional, in the same step as its store,
-// on the ID holding nothing it must not silently replace: no message of
-// the ID (a wildcard over its schedule and ready subjects) for Keep and
-// Refuse, and for a schedule, which must not sit beside a ready copy (both
-// would run) nor replace a schedule without its tombstone; no schedule
-// for a copy due now under Replace, which may replace a ready copy (a run
-// checks that its copy is still stored).
-func expectFirst(msg *nats.Msg, j Job, later bool) {
-	if j.Unique == Replace && !later {
-		expect(msg, schedSubject(j.Queue, j.ID), 0)
-		return
-	}
+// on the ID holding no message: no schedule nor ready copy of any
+// generation (a wildcard over its subjects). Under Keep and Refuse that
+// is the check; under Replace, a refusal leads to replace.
+func expectFirst(msg *nats.Msg, j Job) {
 	expect(msg, jobSubjects(j.Queue, j.ID), 0)
 }
 
@@ -86,40 +76,21 @@ func wrongLastSeq(err error) bool {
 	return errIs(err, jetstream.JSErrCodeStreamWrongLastSequence) || errIs(err, jetstream.JSErrCodeStreamWrongLastSequenceConstant)
 }
 
-// replace stores msg of j (see store) over what the ID holds: it reads the
-// ID's schedule, stores its generation's tombstone, withdraws any ready
-// copy (for a schedule; a copy due now replaces it), and publishes msg on
-// condition that the schedule read is still the last message of the ID
-// (of its schedule subject, for a copy due now), so that the schedule it
-// replaces is the one it tombstoned. Refused, it starts over: a ready copy
-// or schedule stored meanwhile (a concurrent enqueue, a cron activation
-// firing or re-arming) is withdrawn by the next round instead of staying
-// beside msg. Concurrent enqueues of an ID thus leave one of them stored,
-// as if they had run one after the other.
-func (c *Client) replace(ctx context.Context, j Job, msg *nats.Msg, later bool, what string) error {
-	sched := schedSubject(j.Queue, j.ID)
+// replace stores msg of j (see store) over what the ID holds: it withdraws
+// the ID's messages as Cancel does, then publishes msg on condition that
+// the ID holds none. Refused, it starts over: a ready copy or schedule
+// stored meanwhile (a concurrent enqueue, a cron activation firing or
+// re-arming) is withdrawn by the next round instead of staying beside
+// msg. Concurrent enqueues of an ID thus leave one of them stored, as if
+// they had run one after the other.
+func (c *Client) replace(ctx context.Context, j Job, msg *nats.Msg, what string) error {
 	var waited time.Duration // while the server was busy with the ID
 	for tries := 0; tries < replaceTries; {
-		s, err := c.leaderLast(ctx, j.Queue, sched)
-		if err != nil {
+		if _, err := c.withdraw(ctx, j.Queue, j.ID, false, what); err != nil {
 			return err
 		}
-		seq := msgSeq(s)
-		if err := c.tombstone(ctx, j.Queue, j.ID, "", 0, s); err != nil {
-			return err
-		}
-		cond := sched
-		if later {
-			if _, err := c.purge(ctx, j.Queue, readySubject(j.Queue, j.ID), 0); err != nil {
-				return err
-			}
-			cond = jobSubjects(j.Queue, j.ID)
-		}
-		if h := testHookPurged; h != nil {
-			h(j)
-		}
-		expect(msg, cond, seq)
-		err = c.publish(ctx, msg, what)
+		expect(msg, jobSubjects(j.Queue, j.ID), 0)
+		err := c.publish(ctx, msg, what)
 		switch {
 		case busy(err):
 			if err := c.waitBusy(ctx, &waited, what, err); err != nil {
@@ -187,41 +158,47 @@ func (c *Client) Cancel(ctx context.Context, queue, id string) (bool, error) {
 	if err := c.ready(); err != nil {
 		return false, err
 	}
-	sched, ready := schedSubject(queue, id), readySubject(queue, id)
+	n, err := c.withdraw(ctx, queue, id, true, "cancel "+id)
+	return n > 0, err
+}
+
+// withdraw removes the ID's messages and returns how many: its ready
+// copies, and its schedule after its generation's tombstone. With final
+// (Cancel), it ends only when no message of the ID is left; otherwise
+// (replace) the caller's conditional publish checks that.
+func (c *Client) withdraw(ctx context.Context, queue, id string, final bool, what string) (uint64, error) {
+	sched, ready := statePrefix(queue, "s")+id+".*", statePrefix(queue, "r")+id+".*"
 	var removed uint64
 	var waited time.Duration // while the server was busy with the ID
 	for tries := 0; tries < replaceTries; {
-		// The schedule is read while the ready copy is purged (one round
-		// trip): whichever the server serves first, the tombstone below
-		// is stored only if the ID holds nothing newer than the schedule
-		// read, and without a schedule the read is repeated after the
-		// purge.
+		// The schedule is read while the ready copies are purged (one
+		// round trip): whichever the server serves first, the tombstone
+		// below is stored only if the ID holds nothing newer than the
+		// schedule read, and without a schedule the read is repeated
+		// after the purge. A cron activation re-arms, and a failed run
+		// stores its retry's schedule, only while its copy is stored.
 		var s *nats.Msg
 		n, err := both(func() (err error) {
 			s, err = c.leaderLast(ctx, queue, sched)
 			return err
 		}, func() (uint64, error) {
-			// The ready copy by its exact subject: a cron activation
-			// re-arms, and a failed run stores its retry's schedule,
-			// only while its copy is the job's ready message. Exact
-			// purges only: the server tells the workers' consumer (its
-			// counts, which QueueStats reports) about a single purged
-			// message under the purge's filter, which must be within
-			// the consumer's own.
 			return c.purge(ctx, queue, ready, 0)
 		})
 		if err != nil {
-			return false, err
+			return removed, err
 		}
 		removed += n
 		if h := testHookPurged; h != nil {
 			h(Job{Queue: queue, ID: id})
 		}
 		if s == nil {
+			if !final {
+				return removed, nil
+			}
 			// No schedule, unless a re-arm or retry stored one before
 			// the purge: then again.
 			if s, err = c.leaderLast(ctx, queue, sched); err != nil || s == nil {
-				return removed > 0, err
+				return removed, err
 			}
 			tries++
 			continue
@@ -229,19 +206,18 @@ func (c *Client) Cancel(ctx context.Context, queue, id string) (bool, error) {
 		// Tombstone the schedule's generation on condition that the ID
 		// holds nothing newer: no copy it fired, no schedule replacing
 		// it. Then any copy it fires late is condemned, and the
-		// schedule read is what the purge below removes (one stored
-		// after is a concurrent enqueue's, ordered after this Cancel).
-		switch err := c.tombstone(ctx, queue, id, jobSubjects(queue, id), msgSeq(s), s); {
+		// schedule read is the newest the purge below removes.
+		switch err := c.tombstone(ctx, queue, id, msgSeq(s), s); {
 		case busy(err):
-			if err := c.waitBusy(ctx, &waited, "cancel "+id, err); err != nil {
-				return false, err
+			if err := c.waitBusy(ctx, &waited, what, err); err != nil {
+				return removed, err
 			}
 			continue
 		case wrongLastSeq(err):
 			tries++
 			continue
 		case err != nil:
-			return false, err
+			return removed, err
 		}
 		// The schedule read, and together with it (one round trip) a
 		// copy it fired since the tombstone: condemned, it need not wait
@@ -253,9 +229,9 @@ func (c *Client) Cancel(ctx context.Context, queue, id string) (bool, error) {
 		}, func() (uint64, error) {
 			return c.purge(ctx, queue, sched, msgSeq(s)+1)
 		})
-		return removed+n+m > 0, err
+		return removed + n + m, err
 	}
-	return false, fmt.Errorf("natsjobs: cancel %s: the job kept changing while it was cancelled", id)
+	return removed, fmt.Errorf("natsjobs: %s: the job kept changing", what)
 }
 
 // both runs f on a goroutine of its own and g on the caller's, so that
@@ -271,31 +247,17 @@ func both(f func() error, g func() (uint64, error)) (uint64, error) {
 	return n, err
 }
 
-// tombstone stores the tombstones of the generations of msgs (nil ones and
-// ones without a generation skipped), each on condition that the last
-// message on cond has sequence seq (no condition when cond is empty).
-func (c *Client) tombstone(ctx context.Context, queue, id, cond string, seq uint64, msgs ...*nats.Msg) error {
-	done := ""
-	for _, m := range msgs {
-		if m == nil {
-			continue
-		}
-		gen := m.Header.Get(hdrGen)
-		if gen == "" || gen == done {
-			continue
-		}
-		done = gen
-		t := &nats.Msg{Subject: tombSubject(queue, id, gen), Header: nats.Header{
-			jetstream.MsgTTLHeader: []string{strconv.Itoa(int(tombstoneTTL / time.Second))},
-		}}
-		if cond != "" {
-			expect(t, cond, seq)
-		}
-		if err := c.publish(ctx, t, "cancel "+id); err != nil {
-			return err
-		}
+// tombstone stores the tombstone of schedule s's generation (none without
+// one) on condition that the last message of the ID has sequence seq. Its
+// payload is the ID, for the sweep.
+func (c *Client) tombstone(ctx context.Context, queue, id string, seq uint64, s *nats.Msg) error {
+	gen := s.Header.Get(hdrGen)
+	if gen == "" {
+		return nil
 	}
-	return nil
+	t := &nats.Msg{Subject: tombSubject(queue, gen), Data: []byte(id), Header: nats.Header{}}
+	expect(t, jobSubjects(queue, id), seq)
+	return c.publish(ctx, t, "cancel "+id)
 }
 
 // leaderLast returns the last message on subject in the queue's work
@@ -353,7 +315,7 @@ func (c *Client) stored(ctx context.Context, queue string, r Run, seq uint64) (o
 	}
 	tomb := make(chan result, 1)
 	go func() {
-		req := appendJSON([]byte(`{"no_hdr":true,"last_by_subj":`), tombSubject(queue, r.ID, r.gen))
+		req := appendJSON([]byte(`{"no_hdr":true,"last_by_subj":`), tombSubject(queue, r.gen))
 		found, err := c.has(ctx, queue, append(req, '}'))
 		tomb <- result{found, err}
 	}()

@@ -27,9 +27,10 @@ func (w *worker) run(d *delivery) {
 	}
 	hdr := m.Header
 	prior, _ := strconv.Atoi(hdr.Get(hdrAttempts))
+	id, _ := idGen(m.Subject, statePrefix(w.queue, "r"))
 	r := Run{
 		Run: jobs.Run{
-			ID:        idOf(m.Subject, readySubject(w.queue, "")),
+			ID:        id,
 			Attempt:   prior + int(meta.NumDelivered),
 			Scheduled: d.due,
 			Started:   time.Now(),
@@ -74,7 +75,7 @@ func (w *worker) run(d *delivery) {
 	if spec := hdr.Get(hdrCron); spec != "" {
 		// A cron activation stores its successor first; one that is
 		// no longer the job's current activation does not run.
-		current, err := w.rearm(ctx, r, spec, seq)
+		current, err := w.rearm(ctx, r, spec, m.Subject, seq)
 		if err != nil {
 			m.NakWithDelay(scheduleLead) // try again, the chain must not break
 			return
@@ -298,12 +299,12 @@ func (w *worker) retry(ctx context.Context, r Run, m *nats.Msg, seq uint64, caus
 		// A nak of a withdrawn message is a no-op: no retry either.
 		return false, m.NakWithDelay(min(delay, w.c.cfg.AckWait))
 	}
-	msg, _, err := w.c.prepare(r.job(), time.Now().Add(delay), r.Attempt)
+	msg, err := w.c.prepare(r.job(), time.Now().Add(delay), r.Attempt)
 	if err != nil {
 		return false, err
 	}
 	msg.Header[hdrError] = []string{errorText(cause)} // for Get and List
-	_, err = w.c.js.PublishMsg(ctx, msg, jetstream.WithExpectLastSequenceForSubject(seq, readySubject(r.Queue, r.ID)))
+	_, err = w.c.js.PublishMsg(ctx, msg, jetstream.WithExpectLastSequenceForSubject(seq, m.Subject))
 	if wrongLastSeq(err) {
 		m.Ack()
 		return true, nil

@@ -325,6 +325,11 @@ func (w *worker) serve(ctx context.Context) error {
 		defer close(keeperDone)
 		w.keep(kept)
 	}()
+	swept := make(chan struct{})
+	go func() {
+		defer close(swept)
+		w.sweepEvery(kept)
+	}()
 	w.pull()
 	select {
 	case <-ctx.Done():
@@ -363,6 +368,7 @@ func (w *worker) serve(ctx context.Context) error {
 	<-gave
 	close(kept)
 	<-keeperDone
+	<-swept
 	return nil
 }
 
@@ -430,7 +436,8 @@ func (w *worker) receive(m *nats.Msg) {
 		// clock, as the wheel wants.
 		w.wheel.ScheduleAt(&d.timer, now.Add(wait))
 		if h := testHookHeld; h != nil {
-			h(idOf(m.Subject, readySubject(w.queue, "")), d.due)
+			id, _ := idGen(m.Subject, statePrefix(w.queue, "r"))
+			h(id, d.due)
 		}
 		w.pull() // a held delivery takes no runner
 	default:

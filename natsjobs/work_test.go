@@ -182,7 +182,7 @@ func TestHeldDeliveriesNotCapped(t *testing.T) {
 	// Ready messages due in a minute, as a schedule would hand them over a
 	// second ahead: each is held by the worker that receives it.
 	for i := range n {
-		msg, _, err := c.prepare(Job{Queue: "q", ID: fmt.Sprint("h", i)}, time.Time{}, 0)
+		msg, err := c.prepare(Job{Queue: "q", ID: fmt.Sprint("h", i)}, time.Time{}, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
