@@ -545,6 +545,7 @@ func TestOnIdleClosesItself(t *testing.T) {
 		if got.String() != "bye" {
 			t.Errorf("client read %q, want %q", got.String(), "bye")
 		}
+		synctest.Wait() // OnIdle returns after its Close: the EOF can come first
 		if st := l.Stats(); st.Closed != 1 || st.ReapedIdle != 0 || st.Kept != 1 {
 			t.Errorf("Stats %+v, want 1 closed (by OnIdle), 0 reaped, 1 kept", st)
 		}

@@ -358,6 +358,7 @@ func TestDeadlinesPassThrough(t *testing.T) {
 // many timeouts and idle ones are reaped, each pending Read failing with
 // ErrIdle while the client sees EOF.
 func TestTCPReapsIdleKeepsActive(t *testing.T) {
+	t.Parallel() // real clock and sockets: it mostly waits
 	// Real sockets and a real clock: the margin between a ping interval
 	// (timeout/10) and the timeout is wide enough for a loaded CI machine
 	// and the race detector.

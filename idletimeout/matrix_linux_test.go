@@ -51,6 +51,7 @@ var writeRateConfig = Config{MinWriteRate: 4000, RateGrace: time.Second, Resolut
 // pays for it (a few KiB at 4000 B/s); the blocked Write fails with an
 // *IdleError for it.
 func TestWriteRateSlowReaderReaped(t *testing.T) {
+	t.Parallel() // real clock and sockets: it mostly waits
 	l := listenTCPMSS(t, writeRateConfig, 1400)
 	server, client := tcpPair(t, l)
 	if _, _, ok := tcpProgress(server.inner); !ok {
@@ -95,6 +96,7 @@ func TestWriteRateSlowReaderReaped(t *testing.T) {
 // 200ms (20 KB/s, above the 4000 B/s minimum) a 192 KiB response written
 // at once is never cut.
 func TestWriteRateHonestSlowReaderNeverCut(t *testing.T) {
+	t.Parallel() // real clock and sockets: it mostly waits
 	l := listenTCPMSS(t, writeRateConfig, 1400)
 	server, client := tcpPair(t, l)
 	server.Pause()
@@ -121,6 +123,7 @@ func TestWriteRateHonestSlowReaderNeverCut(t *testing.T) {
 // by the peer, nothing is queued: a connection that then writes nothing is
 // no slow transfer, however long it stays paused.
 func TestWriteRateIdleAfterResponseNotJudged(t *testing.T) {
+	t.Parallel() // real clock and sockets: it mostly waits
 	l := listenTCPMSS(t, writeRateConfig, 1400)
 	server, client := tcpPair(t, l)
 	server.Pause()
@@ -152,6 +155,7 @@ func TestWriteRateIdleAfterResponseNotJudged(t *testing.T) {
 // pace) is never cut, neither for the write rate nor for the 2s idle
 // timeout, though no Write comes after the Resume.
 func TestWriteRateResumedWithBytesQueuedNeverCut(t *testing.T) {
+	t.Parallel() // real clock and sockets: it mostly waits
 	for _, tc := range []struct {
 		name   string
 		handle time.Duration // how long the request stays paused after the Write
@@ -162,6 +166,7 @@ func TestWriteRateResumedWithBytesQueuedNeverCut(t *testing.T) {
 		{"looked at while paused", writeRateConfig.RateGrace / 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			cfg := writeRateConfig
 			cfg.IdleTimeout = 2 * time.Second
 			l := listenTCP(t, cfg)

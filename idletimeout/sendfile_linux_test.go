@@ -27,6 +27,7 @@ import (
 // at the start); a run in which the reader itself waited a whole timeout
 // (a machine that loaded) proves nothing and is skipped, not passed.
 func TestReadFromFileSlowReaderNotReaped(t *testing.T) {
+	t.Parallel() // real clock and sockets: it mostly waits
 	const (
 		timeout = 300 * time.Millisecond
 		size    = 512 << 10

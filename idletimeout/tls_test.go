@@ -124,6 +124,7 @@ func TestHandshakeTimeoutPartialClientHello(t *testing.T) {
 // HandshakeTimeout (its own read deadline is the workload) is not reaped;
 // its data is then served.
 func TestHandshakeTimeoutCompletedHandshakeKept(t *testing.T) {
+	t.Parallel() // real clock and sockets: it mostly waits
 	cfg := Config{IdleTimeout: time.Minute, HandshakeTimeout: 200 * time.Millisecond}
 	l := listenTCP(t, cfg)
 	sc, cc := testTLSConfigs(t)

@@ -93,6 +93,7 @@ var zeroCopyConfig = Config{IdleTimeout: 500 * time.Millisecond, Resolution: 10 
 // os.File.WriteTo and os.File.ReadFrom found the socket through
 // SyscallConn and moved everything without a stamp.
 func TestSendfileKeepsStampFresh(t *testing.T) {
+	t.Parallel() // real clock and sockets: it mostly waits
 	const down = 48 << 20
 	path := sparseFile(t, down)
 	downloads := []struct {
@@ -178,6 +179,7 @@ func TestSendfileKeepsStampFresh(t *testing.T) {
 // a 500ms timeout (the old 256 KiB took 640ms), and the Write's reader takes
 // 32 KiB every 10ms.
 func TestSlowSteadyReaderNotReaped(t *testing.T) {
+	t.Parallel() // real clock and sockets: it mostly waits
 	cfg := Config{IdleTimeout: 500 * time.Millisecond, Resolution: 10 * time.Millisecond}
 	for _, tc := range []struct {
 		name         string

@@ -311,6 +311,7 @@ func enqueueRetrying(t testing.TB, c *Client, prefix string, n int, at time.Time
 // retried after ErrUnavailable carry a payload per try, since a try whose
 // answer was lost may have stored jobs that ran before the retry.
 func TestClusterR3LosesNothing(t *testing.T) {
+	t.Parallel()
 	cl := startCluster(t)
 	cfg := Config{Replicas: 3, AckWait: 2 * time.Second}
 	var cs [3]*Client

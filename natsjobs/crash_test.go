@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -37,6 +38,17 @@ func TestMain(m *testing.M) {
 	}
 	if os.Getenv("NATSJOBS_CHILD_SERVER") != "" {
 		os.Exit(serveChild()) // bench_test.go
+	}
+	// The tests mostly wait on servers, timers and child processes (11 s
+	// of CPU in 140 s of wall time, run one at a time): unless -parallel
+	// is given, the parallel ones run 8 at a time, not GOMAXPROCS. Not
+	// under the race detector, whose cost makes them CPU-bound: 8 at a
+	// time on 2 busy cores, timeouts of 5 and 30 s ran out.
+	flag.Parse()
+	parallelSet := false
+	flag.Visit(func(f *flag.Flag) { parallelSet = parallelSet || f.Name == "test.parallel" })
+	if !parallelSet && !raceEnabled {
+		flag.Set("test.parallel", "8")
 	}
 	os.Exit(m.Run())
 }
@@ -205,6 +217,7 @@ func enqueueN(t *testing.T, c *Client, n int, at time.Time) {
 // job is acknowledged twice, and a job ran twice only if an earlier run was
 // in a killed worker that had not reported an acknowledgement.
 func TestCrashWorkerKilled(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("child processes")
 	}
@@ -288,6 +301,7 @@ func TestCrashWorkerKilled(t *testing.T) {
 // Three worker processes share a queue: no job runs twice, none is lost,
 // and each process runs about a third.
 func TestThreeWorkerProcesses(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("child processes")
 	}

@@ -52,6 +52,7 @@ func TestCronSpec(t *testing.T) {
 // A cron job every second: the server fires it once per second however
 // many workers share the queue, and Cancel stops it.
 func TestCronEverySecond(t *testing.T) {
+	t.Parallel()
 	c := open(t, Config{})
 	ctx := context.Background()
 	runs := make(chan Run, 100)
@@ -107,6 +108,7 @@ func TestCronEverySecond(t *testing.T) {
 // per-second cron job runs 10 ± 1 times in 10 s, and after the embedded
 // server was down for 5 s it catches up with one run, not five.
 func TestCronTenSecondsAndOutage(t *testing.T) {
+	t.Parallel()
 	if size(0, 1) == 0 {
 		t.Skip("set NATSJOBS_FULL=1 (20 s of cron)")
 	}
@@ -154,6 +156,7 @@ func TestCronTenSecondsAndOutage(t *testing.T) {
 // worker after AckWait, which runs it late, stores its successor, and
 // the job goes on once per activation.
 func TestCronChainSurvivesWorkerDeathBeforeRearm(t *testing.T) {
+	t.Parallel()
 	c := open(t, Config{AckWait: time.Second})
 	ctx := context.Background()
 	if err := c.EnqueueCron(ctx, Job{Queue: "q", ID: "tick"}, "* * * * * *", nil); err != nil {
@@ -197,6 +200,7 @@ func TestCronChainSurvivesWorkerDeathBeforeRearm(t *testing.T) {
 // stored the next one: the chain goes on in the other workers, each
 // activation once.
 func TestCronChainSurvivesSIGKILL(t *testing.T) {
+	t.Parallel()
 	c := open(t, Config{Server: embedded.Server{Listen: "127.0.0.1:0"}})
 	ctx := context.Background()
 	events := make(chan childEvent, 100)
@@ -228,6 +232,7 @@ func TestCronChainSurvivesSIGKILL(t *testing.T) {
 // bare fetch that never answers): that activation neither runs nor
 // stores its successor when the server gives it back.
 func TestCronReenqueueWithdrawsActivationInFlight(t *testing.T) {
+	t.Parallel()
 	c := open(t, Config{AckWait: time.Second})
 	ctx := context.Background()
 	if err := c.EnqueueCron(ctx, Job{Queue: "q", ID: "tick"}, "* * * * * *", nil); err != nil {

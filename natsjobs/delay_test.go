@@ -12,6 +12,7 @@ import (
 // lateness percentiles are logged (go test -v), not asserted: the machine
 // running the tests decides them.
 func TestDelayedJobsNeverEarly(t *testing.T) {
+	t.Parallel()
 	c := open(t, Config{})
 	ctx := context.Background()
 	n := size(300, 10_000)

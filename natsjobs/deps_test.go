@@ -13,6 +13,7 @@ import (
 // server had its own package every natsjobs program linked it: the
 // URL-only worker was 25.6 MB (17.9 MB stripped), now 10.3 MB (7.2 MB).
 func TestURLWorkerLinksNoServer(t *testing.T) {
+	t.Parallel()
 	gotool, err := exec.LookPath("go")
 	if err != nil {
 		if os.Getenv("CI") == "true" {

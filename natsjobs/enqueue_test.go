@@ -40,6 +40,7 @@ func drainUntil(t *testing.T, runs <-chan Run, last string) (map[string]int, map
 // a purge with a wildcard filter the server's pending count of the workers
 // consumer went stale, which this test caught.
 func TestCancel(t *testing.T) {
+	t.Parallel()
 	c := open(t, Config{})
 	ctx := context.Background()
 	// The server hands a job to the workers scheduleLead before it is due:
@@ -83,6 +84,7 @@ func TestCancel(t *testing.T) {
 }
 
 func TestEnqueueSameIDReplaces(t *testing.T) {
+	t.Parallel()
 	c := open(t, Config{})
 	ctx := context.Background()
 	soon := time.Now().Add(1200 * time.Millisecond)
@@ -130,6 +132,7 @@ func TestEnqueueSameIDReplaces(t *testing.T) {
 // server refuses the conditional schedules of the former, which are
 // withdrawn and stored again, across more than one window.
 func TestEnqueueBatchLaterMixed(t *testing.T) {
+	t.Parallel()
 	c := open(t, Config{})
 	ctx := context.Background()
 	const n = 1500
@@ -260,6 +263,7 @@ func TestClosed(t *testing.T) {
 // was never pulled from; its counts trailed bursts of writes, so it was
 // dropped for the work stream's own counts.
 func TestEnqueueBatch(t *testing.T) {
+	t.Parallel()
 	c := open(t, Config{})
 	ctx := context.Background()
 	const n = 2500 // more than one window

@@ -171,11 +171,13 @@ func TestCancelFinalHandedToRunner(t *testing.T) {
 // a short wait (the server's redelivery) nor a long one (a schedule). A
 // job due after the retry, enqueued before the cancel, marks the end.
 func TestCancelFinalDuringRetry(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		base time.Duration
 	}{{"redelivery", 300 * time.Millisecond}, {"schedule", 1500 * time.Millisecond}} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			c := open(t, Config{})
 			ctx := context.Background()
 			finished := make(chan jobs.Event, 10)
@@ -335,6 +337,7 @@ func TestCancelFinalBeforeHandedOut(t *testing.T) {
 // before it, legitimately): no copy starts before its time, so one that
 // starts after an action returned in time started after that action.
 func TestCancelFinalProcesses(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("child processes")
 	}
@@ -469,6 +472,7 @@ func TestCancelFinalProcesses(t *testing.T) {
 // activation's due time); no cancelled job runs again, and every held
 // activation is dropped.
 func TestCancelFinalProcessesRetryCron(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("child processes")
 	}

@@ -259,6 +259,7 @@ func waitConsuming(t *testing.T, c *Client) {
 // worker's setup (which rewrites the consumer's configuration), keeps
 // its jobs, and runs them once resumed.
 func TestPauseSurvivesRestartAndWork(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ctx := context.Background()
 	c := open(t, Config{Server: embedded.Server{StoreDir: dir}})

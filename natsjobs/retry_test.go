@@ -92,6 +92,7 @@ func TestPermanentErrorSkipsRetries(t *testing.T) {
 // A retry delay over a second waits as a server-side schedule, not in the
 // worker: the attempt count survives in the new message.
 func TestLongRetryDelayIsRescheduled(t *testing.T) {
+	t.Parallel()
 	c := open(t, Config{})
 	type got struct {
 		r   Run
@@ -133,6 +134,7 @@ func TestLongRetryDelayIsRescheduled(t *testing.T) {
 // counts deliveries without limit). The dying worker is simulated by
 // pulling from the shared consumer and never answering.
 func TestCrashLoopGoesToDeadLetters(t *testing.T) {
+	t.Parallel()
 	c := open(t, Config{AckWait: time.Second})
 	ctx := context.Background()
 	retry := jobs.Retry{Attempts: 2}
@@ -177,6 +179,7 @@ func TestCrashLoopGoesToDeadLetters(t *testing.T) {
 // buries the jobs whose advisories that stream still holds, deletes it,
 // and lifts the consumer's limit.
 func TestLeftoverAdvisoryStreamBuried(t *testing.T) {
+	t.Parallel()
 	c := open(t, Config{AckWait: time.Second})
 	ctx := context.Background()
 	adv := jetstream.StreamConfig{
@@ -376,6 +379,7 @@ func TestPanicIsRetried(t *testing.T) {
 // A job cancelled while it runs is neither retried nor dead-lettered when
 // the run fails: not by a short or a long retry, not at its last attempt.
 func TestCancelWhileRunning(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		retry jobs.Retry
@@ -385,6 +389,7 @@ func TestCancelWhileRunning(t *testing.T) {
 		{"LastAttempt", jobs.Retry{Attempts: 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			c := open(t, Config{})
 			ctx := context.Background()
 			started := make(chan string, 10)

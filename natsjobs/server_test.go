@@ -14,6 +14,7 @@ import (
 )
 
 func TestRestartKeepsPendingJobs(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ctx := context.Background()
 	cfg := Config{Server: embedded.Server{StoreDir: dir}, Queues: []string{"q"}}
@@ -78,6 +79,7 @@ func TestStoreDirLocked(t *testing.T) {
 // A client of an external server fails fast while the server is down and
 // its worker resumes by itself when it is back.
 func TestOutageFailsFastAndWorkResumes(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ctx := context.Background()
 	srv := open(t, Config{Server: embedded.Server{StoreDir: dir, Listen: "127.0.0.1:0"}, Queues: []string{"q"}})
@@ -88,7 +90,8 @@ func TestOutageFailsFastAndWorkResumes(t *testing.T) {
 	back := make(chan struct{}, 1)
 	c := open(t, Config{URL: srv.URL(), Queues: []string{"q"},
 		Options: []nats.Option{nats.ReconnectHandler(func(*nats.Conn) { back <- struct{}{} })}})
-	runs := collect(t, c)
+	runs := make(chan Run, 1000)
+	stop := work(t, c, "q", func(ctx context.Context, r Run) error { runs <- r; return nil }, WorkOptions{Concurrency: 4})
 	if err := c.Enqueue(ctx, Job{Queue: "q", ID: "before"}); err != nil {
 		t.Fatal(err)
 	}
@@ -113,6 +116,12 @@ func TestOutageFailsFastAndWorkResumes(t *testing.T) {
 	if r := recv(t, runs, "run after the outage"); r.ID != "after" {
 		t.Errorf("ran %s, want after", r.ID)
 	}
+	// Stopped and closed while the server is up: the cleanups would close
+	// the restarted server first, and then the Work's stop waits Timeout
+	// for its subscription's drain and Close 10 s for its flush (15 s of
+	// the test's 15.6 s).
+	stop()
+	c.Close()
 }
 
 // The work stream keeps the shortest duplicate window: at start the server

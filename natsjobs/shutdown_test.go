@@ -76,6 +76,7 @@ func TestShutdownCancelsAfterGrace(t *testing.T) {
 // runs, its job goes back to the queue and runs elsewhere, and what the
 // abandoned handler returns later is ignored.
 func TestShutdownAbandonsStuckHandler(t *testing.T) {
+	t.Parallel()
 	c := open(t, Config{Timeout: 200 * time.Millisecond})
 	hooks, finished := outcomes()
 	started, release, returned := make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
@@ -170,6 +171,7 @@ func TestShutdownGivesBackHeld(t *testing.T) {
 // overriding it; the handler's ctx ends with DeadlineExceeded, and the
 // attempt fails. A retry and a dead letter keep the job's Timeout.
 func TestAttemptTimeout(t *testing.T) {
+	t.Parallel()
 	c := open(t, Config{})
 	hooks, finished := outcomes()
 	limits := make(chan time.Duration, 10)
@@ -253,6 +255,7 @@ func TestMiddleware(t *testing.T) {
 // round trip on a loaded machine: at 100 ms, Open's stream creation timed
 // out under a load of 25 on 2 cores (once in 90 runs).
 func TestHandlerLongerThanTimeout(t *testing.T) {
+	t.Parallel()
 	const timeout = time.Second
 	c := open(t, Config{Timeout: timeout})
 	hooks, finished := outcomes()
@@ -278,6 +281,7 @@ func TestHandlerLongerThanTimeout(t *testing.T) {
 // handler is cancelled after the grace period, the process exits, and the
 // job runs in the next worker process as attempt 1, not as a retry.
 func TestShutdownProcess(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("child processes")
 	}

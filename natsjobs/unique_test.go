@@ -27,9 +27,11 @@ func enqueueAs(c *Client, how string, j Job) error {
 // a cron job: Replace stores the new payload, Keep reports ErrExists and
 // Refuse ErrConflict, both leaving the old job, which then runs (once).
 func TestUnique(t *testing.T) {
+	t.Parallel()
 	for _, how := range []string{"now", "later", "cron"} {
 		for _, u := range []Unique{Replace, Keep, Refuse} {
 			t.Run(fmt.Sprintf("%s/%v", how, u), func(t *testing.T) {
+				t.Parallel()
 				c := open(t, Config{})
 				if err := enqueueAs(c, how, Job{Queue: "q", ID: "a", Payload: []byte("old"), Unique: u}); err != nil {
 					t.Fatalf("first enqueue: %v", err)
@@ -128,8 +130,10 @@ func TestUniqueConcurrent(t *testing.T) {
 // EnqueueBatch reports per job: the jobs whose IDs existed under Keep or
 // Refuse, in a *BatchError at their index; the others are stored.
 func TestUniqueBatch(t *testing.T) {
+	t.Parallel()
 	for _, at := range []time.Duration{0, 2 * time.Second} {
 		t.Run(fmt.Sprint("at=", at), func(t *testing.T) {
+			t.Parallel()
 			c := open(t, Config{})
 			ctx := context.Background()
 			for _, id := range []string{"x", "y", "z"} {

@@ -42,6 +42,7 @@ func TestEnqueueRunsEachJobOnce(t *testing.T) {
 }
 
 func TestDelayedJobNeverEarly(t *testing.T) {
+	t.Parallel()
 	c := open(t, Config{})
 	ctx := context.Background()
 	type got struct {

@@ -30,12 +30,33 @@ func startTestServer(t testing.TB) *testServer {
 	return s
 }
 
-// start starts the server on listen ("" for in-process only).
+// start starts the server on listen ("" for in-process only), on the same
+// directory each time.
 func (s *testServer) start(listen string) {
 	s.t.Helper()
-	srv, _, err := startServer(listen, s.dir)
+	opts := &server.Options{ServerName: "sharedcache-test", JetStream: true, StoreDir: s.dir,
+		NoLog: true, NoSigs: true, DontListen: listen == ""}
+	if listen != "" {
+		host, port, err := net.SplitHostPort(listen)
+		if err == nil {
+			opts.Host = host
+			opts.Port, err = strconv.Atoi(port)
+		}
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		if opts.Port == 0 {
+			opts.Port = server.RANDOM_PORT
+		}
+	}
+	srv, err := server.NewServer(opts)
 	if err != nil {
 		s.t.Fatal(err)
+	}
+	srv.Start()
+	if !srv.ReadyForConnections(10 * time.Second) {
+		srv.Shutdown()
+		s.t.Fatal("the test server did not start")
 	}
 	s.srv = srv
 }

@@ -15,8 +15,10 @@
 //	err = users.Set(ctx, id, u) // every instance sees u from now on
 //	err = users.Delete(ctx, id)
 //
-// With an empty NATSConfig.URL the store starts an embedded nats-server in
-// the process; NATSConfig.Listen lets the other instances connect to it.
+// NATSConfig.Server runs the store's nats-server in the process instead:
+// embedded.Server (package github.com/ttlkit/ttlkit/sharedcache/embedded,
+// which only programs that run the server import), whose Listen lets the
+// other instances connect to it.
 // Redis(RedisConfig{Addr: ...}) is the other store: rueidis with Redis'
 // server-assisted client-side caching (client tracking, broadcast mode on
 // the key prefix) as the invalidation channel.

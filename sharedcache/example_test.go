@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ttlkit/ttlkit/sharedcache"
+	"github.com/ttlkit/ttlkit/sharedcache/embedded"
 )
 
 // priceService is one instance of an HTTP service that reads prices through
@@ -62,7 +63,7 @@ func Example_httpService() {
 		srv := httptest.NewServer(priceService(prices, db))
 		return srv, store, func() { srv.Close(); prices.Close(); store.Close() }
 	}
-	a, storeA, stopA := instance(sharedcache.NATSConfig{Listen: "127.0.0.1:0"})
+	a, storeA, stopA := instance(sharedcache.NATSConfig{Server: embedded.Server{Listen: "127.0.0.1:0"}})
 	defer stopA() // last: its store runs the server
 	b, _, stopB := instance(sharedcache.NATSConfig{URL: storeA.ClientURL()})
 	defer stopB()

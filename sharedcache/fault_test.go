@@ -41,6 +41,7 @@ func putDirect(t *testing.T, s *testServer, key, value string) {
 // away (here: while the server ran without a listener, so no instance could
 // see it) is what it reads once its watch resumes, never the old copy.
 func TestStoreRestart(t *testing.T) {
+	t.Parallel()
 	srv := startTestServer(t)
 	a := startInstance(t, "a", srv.url())
 	b := startInstance(t, "b", srv.url())
@@ -92,6 +93,7 @@ func TestStoreRestart(t *testing.T) {
 // back, with a write made meanwhile, the stale copy is gone and the new
 // value is read.
 func TestStaleIfErrorStoreDown(t *testing.T) {
+	t.Parallel()
 	srv := startTestServer(t)
 	a := startInstance(t, "a", srv.url(), "SHAREDCACHE_LOCAL_TTL=300ms", "SHAREDCACHE_STALE_IF_ERROR=1h")
 	b := startInstance(t, "b", srv.url(), "SHAREDCACHE_LOCAL_TTL=300ms")

@@ -5,33 +5,25 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"net"
-	"os"
-	"strconv"
 	"sync"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// NATSConfig configures NATS. The zero value starts an embedded server
-// reachable only from this process, with its data in a temporary directory.
+// NATSConfig configures NATS: URL, or Server for a server in this process.
 type NATSConfig struct {
-	// URL of a NATS server with JetStream ("nats://10.0.0.5:4222"). Empty
-	// means an embedded server started in this process.
+	// URL of a NATS server with JetStream ("nats://10.0.0.5:4222").
+	// Exclusive with Server.
 	URL string
 
-	// Listen is the address the embedded server accepts other instances
-	// on ("127.0.0.1:4222"; port 0 picks a free one, see ClientURL).
-	// Empty means no listener: only this process can use the server.
-	// Ignored with URL.
-	Listen string
-
-	// StoreDir is the embedded server's JetStream directory. Empty means a
-	// temporary directory that Close removes. Ignored with URL.
-	StoreDir string
+	// Server is a server this process runs and the store connects to in
+	// memory: embedded.Server (package
+	// github.com/ttlkit/ttlkit/sharedcache/embedded), whose Listen lets the
+	// other instances in. NATS starts it and Close stops it. Nil with URL,
+	// so that an instance that connects by URL links no nats-server.
+	Server NATSServer
 
 	// Bucket names the key-value bucket holding the entries; the lease
 	// bucket is Bucket+"_lease". Instances sharing a cache use the same
@@ -42,14 +34,23 @@ type NATSConfig struct {
 	Timeout time.Duration
 }
 
+// NATSServer is a NATS server run inside this process: embedded.Server.
+// StartServer starts it and returns client options that reach it in
+// memory, the URL other processes connect to ("" if none) and a function
+// that stops it, which NATSStore.Close calls once, after closing the
+// connection. An error about a bad configuration wraps ErrOptions.
+type NATSServer interface {
+	StartServer() (opts []nats.Option, url string, stop func(), err error)
+}
+
 // NATSStore is the NATS JetStream key-value Store. Create it with NATS;
 // Close it after the Cache using it.
 type NATSStore struct {
-	cfg NATSConfig
-	srv *server.Server // nil with a URL
-	tmp string         // removed by Close
-	nc  *nats.Conn
-	js  jetstream.JetStream
+	cfg       NATSConfig
+	serverURL string // Server's address for other processes, "" if none
+	stop      func() // stops Server; nil with a URL or once stopped
+	nc        *nats.Conn
+	js        jetstream.JetStream
 
 	kv, leases jetstream.KeyValue // set by bind
 	ctx        context.Context    // cancelled by unbind
@@ -62,7 +63,11 @@ type NATSStore struct {
 	kick    chan struct{}  // reconnects, for the event goroutine
 }
 
-// NATS connects to cfg.URL, or starts an embedded JetStream server, and
+// inProcessURL is what NATS gives nats.Connect for a Server that does not
+// listen: the in-memory connection replaces the dial, so it is only a name.
+const inProcessURL = "nats://in-process"
+
+// NATS connects to cfg.URL, or starts cfg.Server and connects to it, and
 // returns a store for one Cache.
 func NATS(cfg NATSConfig) (*NATSStore, error) {
 	if cfg.Bucket == "" {
@@ -71,23 +76,16 @@ func NATS(cfg NATSConfig) (*NATSStore, error) {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 2 * time.Second
 	}
-	if cfg.Timeout < 0 {
+	switch {
+	case cfg.Timeout < 0:
 		return nil, fmt.Errorf("%w: NATSConfig.Timeout %v is negative", ErrOptions, cfg.Timeout)
+	case cfg.URL == "" && cfg.Server == nil:
+		return nil, fmt.Errorf("%w: NATSConfig: set URL, or Server for a server in this process (embedded.Server{})", ErrOptions)
+	case cfg.URL != "" && cfg.Server != nil:
+		return nil, fmt.Errorf("%w: NATSConfig: URL and Server are exclusive", ErrOptions)
 	}
 	s := &NATSStore{cfg: cfg, kick: make(chan struct{}, 1)}
 	url := cfg.URL
-	var inProcess nats.Option
-	if url == "" {
-		srv, tmp, err := startServer(cfg.Listen, cfg.StoreDir)
-		if err != nil {
-			return nil, err
-		}
-		s.srv, s.tmp = srv, tmp
-		url = srv.ClientURL()
-		if cfg.Listen == "" {
-			inProcess = nats.InProcessServer(srv)
-		}
-	}
 	opts := []nats.Option{
 		nats.Name("sharedcache"),
 		nats.MaxReconnects(-1),
@@ -97,8 +95,14 @@ func NATS(cfg NATSConfig) (*NATSStore, error) {
 		nats.DisconnectErrHandler(func(*nats.Conn, error) { s.disconnected() }),
 		nats.ReconnectHandler(func(*nats.Conn) { s.reconnected() }),
 	}
-	if inProcess != nil {
-		opts = append(opts, inProcess)
+	if cfg.Server != nil {
+		srvOpts, srvURL, stop, err := cfg.Server.StartServer()
+		if err != nil {
+			return nil, err
+		}
+		s.serverURL, s.stop = srvURL, stop
+		url = inProcessURL
+		opts = append(opts, srvOpts...)
 	}
 	nc, err := nats.Connect(url, opts...)
 	if err != nil {
@@ -113,76 +117,26 @@ func NATS(cfg NATSConfig) (*NATSStore, error) {
 	return s, nil
 }
 
-// startServer starts an embedded JetStream server.
-func startServer(listen, dir string) (*server.Server, string, error) {
-	tmp := ""
-	if dir == "" {
-		d, err := os.MkdirTemp("", "sharedcache-*")
-		if err != nil {
-			return nil, "", fmt.Errorf("sharedcache: store dir: %w", err)
-		}
-		dir, tmp = d, d
-	}
-	opts := &server.Options{
-		ServerName: "sharedcache",
-		JetStream:  true,
-		StoreDir:   dir,
-		NoLog:      true,
-		NoSigs:     true,
-		DontListen: listen == "",
-	}
-	if listen != "" {
-		host, port, err := net.SplitHostPort(listen)
-		if err == nil {
-			opts.Host = host
-			opts.Port, err = strconv.Atoi(port)
-		}
-		if err != nil {
-			os.RemoveAll(tmp)
-			return nil, "", fmt.Errorf("%w: NATSConfig.Listen %q: %v", ErrOptions, listen, err)
-		}
-		if opts.Port == 0 {
-			opts.Port = server.RANDOM_PORT
-		}
-	}
-	srv, err := server.NewServer(opts)
-	if err != nil {
-		os.RemoveAll(tmp)
-		return nil, "", fmt.Errorf("sharedcache: embedded server: %w", err)
-	}
-	srv.Start()
-	if !srv.ReadyForConnections(10 * time.Second) {
-		srv.Shutdown()
-		os.RemoveAll(tmp)
-		return nil, "", errors.New("sharedcache: embedded server did not start")
-	}
-	return srv, tmp, nil
-}
-
-// ClientURL returns the URL other instances connect to: the embedded
-// server's when it listens, otherwise NATSConfig.URL.
+// ClientURL returns the URL other instances connect to: the address of
+// NATSConfig.Server when it listens (embedded.Server.Listen), "" when it
+// does not, otherwise NATSConfig.URL.
 func (s *NATSStore) ClientURL() string {
-	if s.srv != nil {
-		return s.srv.ClientURL()
+	if s.cfg.Server != nil {
+		return s.serverURL
 	}
 	return s.cfg.URL
 }
 
-// Close disconnects and stops the embedded server, if any. Close the Cache
+// Close disconnects and stops NATSConfig.Server, if any. Close the Cache
 // first. Close is idempotent.
 func (s *NATSStore) Close() error {
 	s.unbind()
 	if s.nc != nil {
 		s.nc.Close()
 	}
-	if s.srv != nil {
-		s.srv.Shutdown()
-		s.srv.WaitForShutdown()
-		s.srv = nil
-	}
-	if s.tmp != "" {
-		os.RemoveAll(s.tmp)
-		s.tmp = ""
+	if s.stop != nil {
+		s.stop()
+		s.stop = nil
 	}
 	return nil
 }

@@ -100,10 +100,13 @@ var backends = []backend{
 	}},
 }
 
-// forEachBackend runs f as a subtest per backend.
+// forEachBackend runs f as a subtest per backend, in parallel, beside the
+// other parallel tests.
 func forEachBackend(t *testing.T, f func(t *testing.T, url string, env []string)) {
+	t.Parallel() // instance processes on a server of the test's own: they mostly wait
 	for _, b := range backends {
 		t.Run(fmt.Sprintf("store=%s", b.name), func(t *testing.T) {
+			t.Parallel()
 			url, env := b.start(t)
 			f(t, url, env)
 		})
@@ -116,6 +119,7 @@ func forEachBackend(t *testing.T, f func(t *testing.T, url string, env []string)
 // dropped: the instance reads what the new server holds (nothing), never
 // the old copy.
 func TestRedisKilled(t *testing.T) {
+	t.Parallel()
 	r := startRedis(t)
 	env := []string{"SHAREDCACHE_STORE=redis"}
 	a := startInstance(t, "a", r.addr, env...)

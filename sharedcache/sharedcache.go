@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ttlkit/ttlkit/cache"
+	"github.com/ttlkit/ttlkit/sharedcache/internal/opterr"
 )
 
 var (
@@ -24,8 +25,8 @@ var (
 	ErrUnavailable = errors.New("sharedcache: store unavailable")
 	// ErrClosed is returned by every call after Close.
 	ErrClosed = errors.New("sharedcache: closed")
-	// ErrOptions wraps every invalid option.
-	ErrOptions = errors.New("sharedcache: invalid options")
+	// ErrOptions wraps every invalid option, embedded.Server's included.
+	ErrOptions = opterr.ErrOptions
 )
 
 // Options configures New. The zero value of each field except TTL means

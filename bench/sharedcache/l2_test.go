@@ -18,6 +18,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/redis/rueidis"
 	"github.com/ttlkit/ttlkit/sharedcache"
+	"github.com/ttlkit/ttlkit/sharedcache/embedded"
 	"github.com/zeromicro/go-zero/core/logx"
 	zcache "github.com/zeromicro/go-zero/core/stores/cache"
 	"github.com/zeromicro/go-zero/core/stores/redis"
@@ -172,7 +173,7 @@ func sharedImpl(reader, writer *sharedcache.Cache[User]) impl {
 func natsImpls(tb testing.TB) []impl {
 	tb.Helper()
 	ctx := context.Background()
-	srv, err := sharedcache.NATS(sharedcache.NATSConfig{Listen: "127.0.0.1:0", StoreDir: tb.TempDir(), Bucket: "bench"})
+	srv, err := sharedcache.NATS(sharedcache.NATSConfig{Server: embedded.Server{Listen: "127.0.0.1:0", StoreDir: tb.TempDir()}, Bucket: "bench"})
 	if err != nil {
 		tb.Fatal(err)
 	}

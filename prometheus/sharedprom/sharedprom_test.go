@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 	"github.com/ttlkit/ttlkit/prometheus/sharedprom"
 	"github.com/ttlkit/ttlkit/sharedcache"
+	"github.com/ttlkit/ttlkit/sharedcache/embedded"
 )
 
 var _ sharedprom.Cache = (*sharedcache.Cache[string])(nil)
@@ -87,7 +88,7 @@ func TestCollector(t *testing.T) {
 // a local hit, a store miss and a Take that loads.
 func TestCollectorLive(t *testing.T) {
 	ctx := context.Background()
-	store, err := sharedcache.NATS(sharedcache.NATSConfig{})
+	store, err := sharedcache.NATS(sharedcache.NATSConfig{Server: embedded.Server{}})
 	if err != nil {
 		t.Fatal(err)
 	}

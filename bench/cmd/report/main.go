@@ -3,7 +3,7 @@
 //
 //	cd bench
 //	go run ./cmd/report                     # full mode: rewrites ../doc/benchmarks.md and ../doc/img/
-//	go run ./cmd/report -quick -out /tmp/r  # smoke test: -short sizes, tiny benchtimes, about 1 minute
+//	go run ./cmd/report -quick -out /tmp/r  # smoke test: -short sizes, tiny benchtimes, a few minutes
 //
 // The full mode takes about 11 minutes on a shared 2-core machine.
 // Each suite (see suites.go) is one `go test -run '^$' -bench REGEXP`
@@ -19,7 +19,8 @@
 //
 // Flags:
 //
-//	-quick        tiny benchtimes and -short; needs -out (never overwrites doc/)
+//	-quick        tiny benchtimes and -short; needs -out (never overwrites doc/); the suites
+//	              that mostly wait on the clock (Waits in suites.go) run beside the others
 //	-out DIR      where benchmarks.md and img/ go (default: the doc directory next to bench)
 //	-count N      runs of each benchmark; tables show the median (default 3;
 //	              -quick, and suites that measure one round per process, run once)
@@ -50,6 +51,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -154,6 +156,34 @@ func modulePath(gomod string) string {
 	return ""
 }
 
+// runSuites runs every suite of list through runOne and returns their runs
+// in list's order. Suites run one at a time, so that none measures beside
+// another, except in -quick mode: there each suite marked Waits starts at
+// once in a goroutine of its own, beside the others (which still run one
+// at a time). Quick figures are a smoke test, not measurements, and the
+// waiting suites barely use the CPU. Once ctx ends no further suite
+// starts; the runs of those are nil.
+func runSuites(ctx context.Context, quick bool, list []suite, runOne func(suite) *suiteRun) []*suiteRun {
+	runs := make([]*suiteRun, len(list))
+	var wg sync.WaitGroup
+	for i, s := range list {
+		if quick && s.Waits {
+			wg.Go(func() { runs[i] = runOne(s) })
+		}
+	}
+	for i, s := range list {
+		if quick && s.Waits {
+			continue
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		runs[i] = runOne(s)
+	}
+	wg.Wait()
+	return runs
+}
+
 // run runs (or replays) every suite and writes the report. It returns an
 // error when the report could not be written or some suite failed; the
 // report is written in either case.
@@ -194,11 +224,9 @@ func run(ctx context.Context, cfg *config) error {
 			return err
 		}
 	}
-	for _, s := range suites {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		rep.Runs = append(rep.Runs, cfg.runSuite(ctx, s))
+	rep.Runs = runSuites(ctx, cfg.quick, suites, func(s suite) *suiteRun { return cfg.runSuite(ctx, s) })
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	rep.Machine.End = time.Now()
 	rep.Machine.LoadEnd = loadAverage()

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -794,5 +795,54 @@ func TestWriteMatrix(t *testing.T) {
 	}
 	if strings.Index(md, "| benchmark | **ttlkit** |") > strings.Index(md, "<details>") {
 		t.Errorf("the matrix does not come before the folded table:\n%s", md)
+	}
+}
+
+// TestRunSuitesQuickWaitsBeside: in -quick mode the suites marked Waits
+// run beside the others, which never overlap one another; in full mode no
+// two suites overlap. Runs come back in the suites' order either way.
+func TestRunSuitesQuickWaitsBeside(t *testing.T) {
+	list := []suite{{ID: "a"}, {ID: "slow", Waits: true}, {ID: "b"}, {ID: "c"}}
+	for _, quick := range []bool{false, true} {
+		var mu sync.Mutex
+		running := map[string]bool{}
+		var overlaps []string
+		// In quick mode b waits until the waiting suite has started, which
+		// then waits until b has.
+		started, release := make(chan struct{}), make(chan struct{})
+		runOne := func(s suite) *suiteRun {
+			mu.Lock()
+			for id := range running {
+				overlaps = append(overlaps, id+"+"+s.ID)
+			}
+			running[s.ID] = true
+			mu.Unlock()
+			if s.ID == "slow" && quick {
+				close(started)
+				<-release
+			}
+			if s.ID == "b" && quick {
+				<-started
+				close(release)
+			}
+			mu.Lock()
+			delete(running, s.ID)
+			mu.Unlock()
+			return &suiteRun{Suite: s}
+		}
+		runs := runSuites(context.Background(), quick, list, runOne)
+		for i, r := range runs {
+			if r == nil || r.Suite.ID != list[i].ID {
+				t.Fatalf("quick=%v: run %d is %+v, want suite %s", quick, i, r, list[i].ID)
+			}
+		}
+		for _, o := range overlaps {
+			if !quick || !strings.Contains(o, "slow") {
+				t.Errorf("quick=%v: %s ran at the same time", quick, o)
+			}
+		}
+		if quick && len(overlaps) == 0 {
+			t.Errorf("quick: the waiting suite ran beside no other")
+		}
 	}
 }

@@ -22,6 +22,10 @@ type suite struct {
 	// OneShot marks suites whose benchmarks measure one round per process
 	// and report it again on later calls: they always run with -count 1.
 	OneShot bool
+	// Waits marks suites whose time goes mostly to waiting on the clock
+	// (fixed-length attacks, paced jobs, servers' scan intervals), not the
+	// CPU: -quick runs each beside the others (see runSuites).
+	Waits bool
 
 	// Ratio lists the units ratios are computed on, per table the first
 	// one the table has. Baselines are implementations that are reference
@@ -395,6 +399,7 @@ var suites = []suite{
 		Benchtime:      "1x",
 		QuickBenchtime: "1x",
 		OneShot:        true,
+		Waits:          true,
 		Ratio:          []string{"closed99-s"},
 		Columns:        []string{"conns", "held-max", "closed99-s", "srv-reap99-s", "unavail-s", "honest", "honest-cut"},
 	},
@@ -413,6 +418,7 @@ var suites = []suite{
 		Benchtime:      "1x",
 		QuickBenchtime: "1x",
 		OneShot:        true,
+		Waits:          true,
 		Ratio:          []string{"closed99-s"},
 		Columns:        []string{"conns", "closed", "closed99-s", "srv-reap99-s", "honest", "honest-cut"},
 	},
@@ -570,6 +576,7 @@ var suites = []suite{
 		QuickBenchtime: "1x",
 		Timeout:        "90m",
 		OneShot:        true,
+		Waits:          true,
 		Ratio:          []string{"jobs/s", "runs/s", "p99-late-ms", "cancels/s", "first-run-ms", "B/job", "wait-s"},
 		Columns:        []string{"jobs/s", "runs/s", "cpu-us/job", "p50-late-ms", "p99-late-ms", "max-late-ms", "early", "lost", "twice"},
 		Charts: []chart{

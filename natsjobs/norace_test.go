@@ -1,0 +1,5 @@
+//go:build !race
+
+package natsjobs
+
+const raceEnabled = false
