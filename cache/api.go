@@ -83,8 +83,8 @@ func (c *cache[K, V]) setIfAbsent(key K, h uint64, value V, mark bool) (actual V
 		s.mu.Unlock()
 		return actual, false, false
 	}
-	if n := s.tab.Get(key, h); n != nil && n.deadline() > now {
-		actual = n.value
+	if n := s.tab.Get(key, h); n != nil && deadlineOf(n.settled()) > now { // now first: see settled
+		actual = s.valueOf(n)
 		if mark && c.bounded {
 			n.noteRead()
 		}

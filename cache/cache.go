@@ -326,9 +326,11 @@ func (c *cache[K, V]) lookup(key K, h uint64, mark bool) (v V, left time.Duratio
 // overwrite replaces the entry rather than its value, so that lock-free
 // readers of the old value never see it change. A V of 8 bytes without
 // pointers (an int, a uint64, a float64, a time.Duration) is the
-// exception: its overwrite with a later deadline, the common case, is
-// written in place, atomically, with no allocation and no command. After
-// Close, Set does nothing.
+// exception: its overwrite of a live entry with a later deadline, the
+// common case, is written in place, atomically, with no lock, no
+// allocation and no command, so it never waits for the expiry engine
+// (unless a load, refresh or Compute is in flight in the entry's shard).
+// After Close, Set does nothing.
 func (c *Cache[K, V]) Set(key K, value V) {
 	c.c.set(key, value, c.c.ttl)
 }
@@ -356,6 +358,13 @@ func (c *cache[K, V]) set(key K, value V, ttl time.Duration) {
 	h := c.hash(key)
 	s := c.shardFor(h)
 	var p pending[K, V]
+	if s.word {
+		if n := s.tab.Get(key, h); n != nil && c.overwrite(s, n, value, w, ttl, &p) {
+			c.finish(&p)
+			c.forgetNotFound(key)
+			return
+		}
+	}
 	now := c.now()
 	deadline := now + c.lifetime(ttl)
 	s.mu.Lock()
@@ -367,6 +376,35 @@ func (c *cache[K, V]) set(key K, value V, ttl time.Duration) {
 	s.mu.Unlock()
 	c.finish(&p)
 	c.forgetNotFound(key)
+}
+
+// overwrite stores value, a word value of weight w, in n, key's node,
+// with a deadline ttl from now, without the shard lock, and reports
+// whether it did; if not, the caller writes under the lock. It takes only
+// n's write bit (see lockWrite), so a Set over a live entry never waits
+// for the expiry engine, which holds a shard lock while it removes other
+// entries, nor for writers of other keys. It declines when n is dead, or
+// expired by a clock read with the bit held (see settled), when the
+// deadline would move earlier or the weight change, and while a load,
+// refresh or Compute is in flight in the shard: only setLocked can mark
+// such a call overtaken. The check of s.inflight comes after the bit is
+// taken, and a call reads the entry after it is counted, waiting for the
+// bit: so a call either sees this write or is seen by it.
+func (c *cache[K, V]) overwrite(s *shard[K, V], n *node[K, V], value V, w int64, ttl time.Duration, p *pending[K, V]) bool {
+	if s.weightOf(n) != w || n.stamp.Load()&queueMask == dead {
+		return false
+	}
+	life := c.lifetime(ttl)
+	st := n.lockWrite()
+	now := c.now() // after the bit: see settled
+	deadline := now + life
+	if old := deadlineOf(st); st&queueMask == dead || old <= now || deadline <= old || s.inflight.Load() != 0 {
+		n.unlockWrite(0, 0)
+		return false
+	}
+	p.event = Event[K, V]{Key: n.key(), Value: n.writeInPlace(value, deadline, s.limit > 0), Reason: Replaced}
+	s.overwrites.Add(1)
+	return true
 }
 
 // Touch restarts the TTL of key's entry (Options.TTL, with Jitter) without
@@ -509,11 +547,15 @@ func (c *cache[K, V]) fire(t *timingwheel.Timer[K], now time.Time) time.Duration
 		s.mu.Unlock()
 		return 0
 	}
-	if left := n.deadline() - int64(now.Sub(c.origin)); left > 0 {
+	// Judged and killed in one compare-and-swap: an overwrite without the
+	// shard lock may be pushing the deadline later.
+	st, left := n.killIfDueLocked(at)
+	if left > 0 {
 		s.mu.Unlock()
 		return time.Duration(left)
 	}
-	v := s.removeLocked(n, h, Expired)
+	s.dropLocked(n, h, st, Expired)
+	v := n.value // dead: it no longer changes
 	s.mu.Unlock()
 	if c.notify != nil {
 		c.notify.push(Event[K, V]{Key: k, Value: v, Reason: Expired})
@@ -552,12 +594,12 @@ func (c *Cache[K, V]) Stats() Stats {
 		s.mu.Lock()
 		st.Loads += s.loads
 		st.LoadErrors += s.loadErrors
-		st.Sets += s.sets
+		st.Sets += s.sets + s.overwrites.Load()
 		lt.Add(&s.loadTime)
 		st.Expired += s.expired
 		st.Evicted += s.evicted
 		st.Deleted += s.deleted
-		st.Replaced += s.replaced
+		st.Replaced += s.replaced + s.overwrites.Load()
 		s.mu.Unlock()
 	}
 	st.LoadTime = timingwheel.Durations(lt)

@@ -76,12 +76,16 @@ func (c *cache[K, V]) compute(key K, fn func(V, bool) (V, Action)) (V, bool) {
 			<-cl.done
 			continue
 		}
-		old, found := zero, false
-		if n := s.tab.Get(key, h); n != nil && n.deadline() > c.now() {
-			old, found = n.value, true
-		}
+		// Counted before the entry is read, for overwrites without the
+		// lock (see cache.overwrite); the clock is read before the stamp
+		// (see settled).
 		cl := &call[V]{done: make(chan struct{}), compute: true}
 		s.startCallLocked(key, cl)
+		old, found := zero, false
+		now := c.now()
+		if n := s.tab.Get(key, h); n != nil && deadlineOf(n.settled()) > now {
+			old, found = s.valueOf(n), true
+		}
 		s.mu.Unlock()
 		return c.runCompute(s, key, h, cl, old, found, fn)
 	}

@@ -79,7 +79,8 @@
 // reads the clock once when it finds an entry. A Set takes one shard lock,
 // allocates one entry and queues one timer for the expiry engine (an
 // overwrite replaces the entry, and queues the old one's cancellation,
-// but an 8-byte V without pointers is overwritten in place).
+// but an 8-byte V without pointers is overwritten in place, without the
+// lock).
 // About 51 bytes per entry besides the key and value (uint64 keys and
 // values, unbounded), 80 with a Limit. How it works is in doc/design/cache.md.
 //
@@ -188,8 +189,8 @@
 // Set of an existing key: one shard lock, one new entry that takes the
 // old one's place, one queued timer and one queued cancellation (of the
 // old entry's timer); for a V of 8 bytes without pointers with a later
-// deadline, the usual overwrite, one atomic store in place and nothing
-// else. Set of a new key: one new entry and one queued
+// deadline, the usual overwrite, no lock: the entry's write bit held for
+// one atomic store in place and one compare-and-swap, and nothing else. Set of a new key: one new entry and one queued
 // timer; into a full shard, also the victim's removal and one queued
 // cancellation. Touch: one shard lock, no allocation; the expiry engine
 // hears of it only when the new deadline is earlier. Delete: one queued
@@ -197,7 +198,7 @@
 // Len: no lock, one atomic load per shard. The expiry engine takes an
 // entry's shard lock only to unlink it, after it has loaded the entry's
 // index slot without the lock, so a writer that meets the engine waits for
-// that unlinking alone. Queued timer work wakes the engine's
+// that unlinking alone (an overwrite of a live 8-byte value never meets it). Queued timer work wakes the engine's
 // goroutine only when it cannot wait for its next wake-up, so under load
 // the engine wakes about once per Resolution.
 //

@@ -50,7 +50,7 @@ func (c *cache[K, V]) each(yield func(K, V) bool) {
 		s.mu.Lock()
 		s.each(func(n *node[K, V]) {
 			if d := n.deadline(); d > now {
-				buf = append(buf, snapshot[K, V]{n.key(), n.value, d})
+				buf = append(buf, snapshot[K, V]{n.key(), s.valueOf(n), d})
 			}
 		})
 		s.mu.Unlock()

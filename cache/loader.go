@@ -164,9 +164,10 @@ func (c *cache[K, V]) claim(key K, h uint64) (v V, cl *call[V], own bool, err er
 		s.mu.Unlock()
 		return v, nil, false, ErrClosed
 	}
-	if n := s.tab.Get(key, h); n != nil && n.deadline() > c.now() {
+	now := c.now()
+	if n := s.tab.Get(key, h); n != nil && deadlineOf(n.settled()) > now { // now first: see settled
 		// Stored since the lookup.
-		v = n.value
+		v = s.valueOf(n)
 		s.mu.Unlock()
 		c.reads.hit()
 		return v, nil, false, nil

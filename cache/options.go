@@ -32,8 +32,8 @@ const (
 	// larger Resolution saturates to it.
 	maxWheelInterval = time.Duration(1 << 62)
 	// maxTTL caps TTLs, after jitter: about 2.3 years. A deadline fits
-	// a node's stamp (see maxDeadline, about 9 years since the cache was
-	// made) until the cache is about 6.8 years old; after that the
+	// a node's stamp (see maxDeadline, about 4.6 years since the cache was
+	// made) until the cache is about 2.3 years old; after that the
 	// longest deadlines saturate.
 	maxTTL = time.Duration(1 << 56)
 )

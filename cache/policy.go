@@ -87,18 +87,22 @@ func (s *shard[K, V]) pushFrontLocked(n *node[K, V], q int) {
 }
 
 // unlinkLocked takes n out of its queue.
-func (s *shard[K, V]) unlinkLocked(n *node[K, V]) {
-	s.held[n.queue()] -= s.weightOf(n)
+func (s *shard[K, V]) unlinkLocked(n *node[K, V]) { s.unlinkFromLocked(n, n.queue()) }
+
+// unlinkFromLocked takes n out of queue q, its queue (n may be dead
+// already: see killLocked).
+func (s *shard[K, V]) unlinkFromLocked(n *node[K, V], q int) {
+	s.held[q] -= s.weightOf(n)
 	l := n.links()
 	l.prev.links().next = l.next
 	l.next.links().prev = l.prev
 	l.prev, l.next = nil, nil
 }
 
-// spliceLocked puts n, unlinked, in o's place in o's queue and unlinks o.
-// They weigh the same.
-func (s *shard[K, V]) spliceLocked(o, n *node[K, V]) {
-	n.setStampLocked(queueMask, uint64(o.queue()))
+// spliceLocked puts n, unlinked, in o's place in o's queue q and unlinks
+// o (which may be dead already). They weigh the same.
+func (s *shard[K, V]) spliceLocked(o, n *node[K, V], q int) {
+	n.setStampLocked(queueMask, uint64(q))
 	ol, nl := o.links(), n.links()
 	nl.prev, nl.next = ol.prev, ol.next
 	ol.prev.links().next = n
@@ -176,14 +180,14 @@ func (s *shard[K, V]) makeRoomLocked(w, now int64, p *pending[K, V]) {
 		if s.held[window] > 0 && (s.held[window]+w > winMax || main == 0) {
 			cand := s.candidateLocked()
 			if cand.deadline() <= now {
-				s.evictLocked(cand, Expired, p)
+				s.evictLocked(cand, Expired, now, p)
 				continue
 			}
 			cw := s.weightOf(cand)
 			if cw > mainMax {
 				// It could never enter main (the window holds nearly all
 				// the shard): no admission test, nothing displaced.
-				s.evictLocked(cand, Evicted, p)
+				s.evictLocked(cand, Evicted, now, p)
 				continue
 			}
 			if main+cw <= mainMax {
@@ -193,16 +197,16 @@ func (s *shard[K, V]) makeRoomLocked(w, now int64, p *pending[K, V]) {
 			victim := s.victimLocked(now)
 			switch {
 			case victim == nil:
-				s.evictLocked(cand, Evicted, p) // not reachable: main holds more than mainMax-cw
+				s.evictLocked(cand, Evicted, now, p) // not reachable: main holds more than mainMax-cw
 			case victim.deadline() <= now:
-				s.evictLocked(victim, Expired, p)
+				s.evictLocked(victim, Expired, now, p)
 			case s.admitLocked(cand, victim):
-				s.evictLocked(victim, Evicted, p)
+				s.evictLocked(victim, Evicted, now, p)
 				if s.held[probation]+s.held[protected]+cw <= mainMax {
 					s.moveLocked(cand, probation)
 				}
 			default:
-				s.evictLocked(cand, Evicted, p)
+				s.evictLocked(cand, Evicted, now, p)
 			}
 			continue
 		}
@@ -214,7 +218,7 @@ func (s *shard[K, V]) makeRoomLocked(w, now int64, p *pending[K, V]) {
 		if victim.deadline() <= now {
 			reason = Expired
 		}
-		s.evictLocked(victim, reason, p)
+		s.evictLocked(victim, reason, now, p)
 	}
 }
 
@@ -292,10 +296,16 @@ func (s *shard[K, V]) admitLocked(cand, victim *node[K, V]) bool {
 
 // evictLocked removes n for the policy and records it in p: its timer to
 // cancel (p.cancel, then p.cancels) and its event (p.event, then p.more).
-func (s *shard[K, V]) evictLocked(n *node[K, V], reason Reason, p *pending[K, V]) {
+// An entry judged expired by now that an overwrite without the lock made
+// live again before it died goes as Evicted, with the overwrite's value.
+func (s *shard[K, V]) evictLocked(n *node[K, V], reason Reason, now int64, p *pending[K, V]) {
 	k := n.key()
-	v := s.removeLocked(n, s.tab.Hash(k), reason)
-	ev := Event[K, V]{Key: k, Value: v, Reason: reason}
+	st := n.killLocked()
+	if reason == Expired && deadlineOf(st) > now {
+		reason = Evicted
+	}
+	s.dropLocked(n, s.tab.Hash(k), st, reason)
+	ev := Event[K, V]{Key: k, Value: n.value, Reason: reason}
 	if p.event.Reason == 0 {
 		p.event = ev
 	} else {

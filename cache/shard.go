@@ -3,6 +3,7 @@ package cache
 import (
 	"hash/maphash"
 	"reflect"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -24,7 +25,8 @@ import (
 // by its key can trust n.key() and n.value without further checks. A write
 // over a live entry replaces the node (see swapLocked), but for a word
 // value (8 bytes without pointers, see wordValue) with a later deadline,
-// which is stored in place, atomically, before the deadline. A node leaves the
+// which is stored in place, atomically, before the deadline, with the
+// write bit held (see lockWrite). A node leaves the
 // cache dead (replaced, deleted, evicted, expired or cleared) and is never
 // used again; nodes are not recycled, and neither are their timers.
 //
@@ -34,12 +36,14 @@ import (
 // key's hash: no back pointer, no second allocation. The Timer's payload,
 // timer.Value, is the key itself.
 //
-// Stamp. One atomic word holds deadline<<stampShift | reads<<2 | queue:
-// the deadline in nanoseconds since the cache's origin, the reads since
-// the policy last looked (see noteRead), and the queue the node is in, or
-// dead. Writers change it with the shard lock held; readers add to reads
-// and, with sliding expiry, move the deadline, both by compare-and-swap
-// on the word they loaded, so a writer's change always stands.
+// Stamp. One atomic word holds deadline<<stampShift | writing | reads<<2 |
+// queue: the deadline in nanoseconds since the cache's origin, the write
+// bit (see lockWrite), the reads since the policy last looked (see
+// noteRead), and the queue the node is in, or dead. The value and the
+// deadline change, and the node dies, only with the write bit held; the
+// queue changes with the shard lock held. Readers add to reads and, with
+// sliding expiry, move the deadline, both by compare-and-swap on the word
+// they loaded, so a writer's change always stands.
 //
 // Ownership. timer's links and deadline belong to the wheel's owner
 // goroutine; the links of a linkedNode are guarded by the shard lock.
@@ -58,7 +62,7 @@ type node[K comparable, V any] struct {
 	// timer must stay the first field: nodeOf converts its address.
 	timer timingwheel.Timer[K]
 
-	stamp atomic.Uint64 // deadline<<stampShift | reads<<2 | queue; see node
+	stamp atomic.Uint64 // deadline<<stampShift | writing | reads<<2 | queue; see node
 	value V             // never written after publication, but a word value (see wordValue)
 }
 
@@ -106,10 +110,11 @@ const (
 	dead      = queueMask     // the queue of a node that left the cache
 	readsOne  = 1 << 2        // one read
 	readsMask = 15 * readsOne // reads, 0 to maxReads
+	writing   = 1 << 6        // the write bit (see lockWrite)
 	stampLow  = 1<<stampShift - 1
-	// stampShift leaves the deadline 58 bits: maxDeadline nanoseconds
-	// (about 9 years) since the cache was made.
-	stampShift  = 6
+	// stampShift leaves the deadline 57 bits: maxDeadline nanoseconds
+	// (about 4.6 years) since the cache was made.
+	stampShift  = 7
 	maxDeadline = 1<<(64-stampShift) - 1
 )
 
@@ -134,9 +139,58 @@ func (n *node[K, V]) setStampLocked(mask, bits uint64) {
 	}
 }
 
-// setDeadlineLocked sets the deadline.
-func (n *node[K, V]) setDeadlineLocked(d int64) {
-	n.setStampLocked(^uint64(stampLow), stampOf(d))
+// lockWrite takes n's write bit and returns the stamp as it was, without
+// it. Whoever changes a live node's value or deadline holds the bit: an
+// overwrite without the shard lock (see cache.overwrite), and holders of
+// the lock that write in place or move a deadline. A holder stores a few
+// words, reads the clock at most once, and lets go: it never waits,
+// allocates or runs user code meanwhile, so a goroutine that finds the
+// bit held spins, and yields only if the holder lost its processor. A
+// node dies by one compare-and-swap on a stamp without the bit (see
+// killLocked): the expiry engine never holds it.
+func (n *node[K, V]) lockWrite() uint64 {
+	for i := 0; ; i++ {
+		if st := n.stamp.Load(); st&writing == 0 && n.stamp.CompareAndSwap(st, st|writing) {
+			return st
+		}
+		spin(i)
+	}
+}
+
+// spin is the i-th wait (from 0) for a write bit: yield the processor
+// once the holder has had time for its few stores.
+func spin(i int) {
+	if i >= 64 {
+		runtime.Gosched()
+	}
+}
+
+// unlockWrite lets n's write bit go, replacing the fields in mask with
+// bits and keeping the others (reads and queue may have changed while the
+// bit was held).
+func (n *node[K, V]) unlockWrite(mask, bits uint64) {
+	for {
+		st := n.stamp.Load()
+		if n.stamp.CompareAndSwap(st, st&^(mask|writing)|bits) {
+			return
+		}
+	}
+}
+
+// settled returns n's stamp once no write is in progress. A holder of the
+// shard lock that judges from it whether an entry is live, and acts on
+// that judgement, reads the clock before it calls settled; an overwrite
+// without the lock reads the clock after it takes the bit. So an entry
+// that the lock holder finds expired is expired for the overwrite too,
+// which then leaves the write to the shard lock: nothing the lock holder
+// treats as gone comes back behind its back.
+func (n *node[K, V]) settled() uint64 {
+	for i := 0; ; i++ {
+		if st := n.stamp.Load(); st&writing == 0 {
+			return st
+		}
+		spin(i)
+	}
 }
 
 // wordValue reports whether V is a word value: 8 bytes without pointers
@@ -161,11 +215,32 @@ func (n *node[K, V]) loadWord() V {
 	return *(*V)(unsafe.Pointer(&w))
 }
 
-// writeInPlaceLocked stores value, a word value, in the live node n with
-// deadline, which is later than n's (see wordValue).
-func (n *node[K, V]) writeInPlaceLocked(value V, deadline int64) {
+// writeInPlace stores value, a word value, in n, whose write bit the
+// caller holds, and lets the bit go with deadline, which is later than
+// n's (see wordValue), and, with use set, one more read (saturating). It
+// returns the value replaced.
+func (n *node[K, V]) writeInPlace(value V, deadline int64, use bool) V {
+	old := n.loadWord()
 	atomic.StoreUint64((*uint64)(unsafe.Pointer(&n.value)), *(*uint64)(unsafe.Pointer(&value)))
-	n.setDeadlineLocked(deadline)
+	for {
+		st := n.stamp.Load()
+		next := st&(stampLow&^writing) | stampOf(deadline)
+		if use && st&readsMask < readsMask {
+			next += readsOne
+		}
+		if n.stamp.CompareAndSwap(st, next) {
+			return old
+		}
+	}
+}
+
+// valueOf returns n's value, loaded atomically if it is a word value,
+// which an overwrite may store without the shard lock.
+func (s *shard[K, V]) valueOf(n *node[K, V]) V {
+	if s.word {
+		return n.loadWord()
+	}
+	return n.value
 }
 
 // hasPointers reports whether values of type t can hold pointers (and so
@@ -189,12 +264,38 @@ func hasPointers(t reflect.Type) bool {
 	return true
 }
 
-// killLocked marks a node that left the cache as dead for good, for
-// arm's and fire's lock-free checks. Its value stays for readers that
-// found the node before it left (they read it as of then); the node, and
-// what its value references, becomes garbage once the wheel has dropped
-// its timer, which the caller cancels after the unlock.
-func (n *node[K, V]) killLocked() { n.stamp.Or(dead) }
+// killLocked marks a node that leaves the cache as dead for good, for
+// arm's and fire's lock-free checks and the overwrite's, and returns its
+// last stamp (alive, so the queue it was in). One compare-and-swap on a
+// stamp without the write bit, waiting for an in-place write in progress:
+// the value no longer changes after it. It stays for readers that found
+// the node before it left (they read it as of then); the node, and what
+// its value references, becomes garbage once the wheel has dropped its
+// timer, which the caller cancels after the unlock.
+func (n *node[K, V]) killLocked() uint64 {
+	st, _ := n.killIfDueLocked(maxDeadline)
+	return st
+}
+
+// killIfDueLocked kills n, as killLocked does, if its deadline is at or
+// before at, and returns its last stamp and 0; otherwise it leaves n alone
+// and returns the time left (> 0). The judgement and the death are one
+// compare-and-swap: an overwrite in progress, which may push the deadline
+// later, finishes first.
+func (n *node[K, V]) killIfDueLocked(at int64) (uint64, int64) {
+	for i := 0; ; i++ {
+		st := n.stamp.Load()
+		if st&writing == 0 {
+			if left := deadlineOf(st) - at; left > 0 {
+				return st, left
+			}
+			if n.stamp.CompareAndSwap(st, st|dead) {
+				return st, 0
+			}
+		}
+		spin(i)
+	}
+}
 
 // shard is one lock's worth of the cache: an index from key to node
 // (lock-free for readers), the eviction policy's queues through the nodes
@@ -221,6 +322,14 @@ type shard[K comparable, V any] struct {
 
 	// frac is the cache's window share (climber.frac); set once.
 	frac *atomic.Int64
+
+	// inflight is len(calls), written with mu held, for the overwrite
+	// without the lock (see cache.overwrite), which leaves the write to
+	// setLocked while a call is in flight in the shard.
+	inflight atomic.Int32
+	// overwrites counts the overwrites without the lock: each is a Set
+	// and a Replaced.
+	overwrites atomic.Uint64
 
 	loads, loadErrors, sets             uint64
 	expired, evicted, deleted, replaced uint64
@@ -285,21 +394,17 @@ func (s *shard[K, V]) newNodeLocked(key K, value V, w, deadline int64, reads uin
 }
 
 // stampOf returns the stamp of deadline d, which saturates at maxDeadline
-// (reached only by a cache older than about 6.8 years: see maxTTL).
+// (reached only by a cache older than about 2.3 years: see maxTTL).
 func stampOf(d int64) uint64 { return uint64(min(d, maxDeadline)) << stampShift }
 
-// removeLocked takes the live node n (whose key hashes to h) out of the
-// shard, kills it, counts it under reason and returns its value. The
-// caller cancels n's timer after the unlock.
-func (s *shard[K, V]) removeLocked(n *node[K, V], h uint64, reason Reason) V {
+// dropLocked takes n, just killed with its last stamp st, out of the
+// shard's table and queue, and counts it under reason.
+func (s *shard[K, V]) dropLocked(n *node[K, V], h, st uint64, reason Reason) {
 	s.tab.DeleteEntry(n, h)
 	if s.limit > 0 {
-		s.unlinkLocked(n)
+		s.unlinkFromLocked(n, int(st&queueMask))
 	}
-	v := n.value
-	n.killLocked()
 	s.count(reason)
-	return v
 }
 
 func (s *shard[K, V]) count(reason Reason) {
@@ -377,49 +482,67 @@ func (s *shard[K, V]) setLocked(key K, h uint64, value V, w, now, deadline int64
 // writeInPlaceLocked); otherwise swapLocked replaces o by a new node.
 // Either way the write counts as a use for the policy.
 func (s *shard[K, V]) replaceLocked(o *node[K, V], h uint64, value V, w, now, deadline int64, p *pending[K, V]) {
-	old := o.deadline()
-	p.event = Event[K, V]{Key: o.key(), Value: o.value, Reason: Replaced}
-	if old <= now {
+	// The event first: evictions that make room for a new weight follow it
+	// (see evictLocked).
+	p.event = Event[K, V]{Key: o.key(), Reason: Replaced}
+	var st uint64
+	if s.word && s.weightOf(o) == w {
+		st = o.lockWrite()
+		if deadline > deadlineOf(st) {
+			p.event.Value = o.writeInPlace(value, deadline, s.limit > 0)
+			// A later deadline: the expiry callback re-arms when it fires.
+		} else {
+			o.unlockWrite(0, 0)
+			p.event.Value, st = s.swapLocked(o, h, value, false, w, now, deadline, p)
+		}
+	} else {
+		p.event.Value, st = s.swapLocked(o, h, value, false, w, now, deadline, p)
+	}
+	if deadlineOf(st) <= now {
 		p.event.Reason = Expired
 	}
 	s.count(p.event.Reason)
-	if s.word && deadline > old && s.weightOf(o) == w {
-		o.writeInPlaceLocked(value, deadline)
-		if s.limit > 0 {
-			o.noteRead()
-		}
-		return // a later deadline: the expiry callback re-arms when it fires
-	}
-	s.swapLocked(o, h, value, w, now, deadline, p)
 }
 
-// swapLocked makes a new node with value, weight w and deadline take o's
-// place in the table and in its queue, with o's reads and, in a bounded
-// shard, one more (a write or a touch is a use; the policy sees it at its
-// next look), and kills o. A reader that found o before returns o's
-// value, as of before the swap; one that looks later finds the new node.
-// The new node's timer is armed, o's cancelled: both after the unlock.
-func (s *shard[K, V]) swapLocked(o *node[K, V], h uint64, value V, w, now, deadline int64, p *pending[K, V]) {
-	reads := o.stamp.Load() & readsMask
+// swapLocked kills o and makes a new node with value (o's last one, with
+// keep set), weight w and deadline take o's place in the table and in its
+// queue, with o's reads and, in a bounded shard, one more (a write or a
+// touch is a use; the policy sees it at its next look). It returns o's
+// last value and stamp. A reader that found o before returns o's value,
+// as of before the swap; one that looks later finds the new node. The new
+// node's timer is armed, o's cancelled: both after the unlock.
+func (s *shard[K, V]) swapLocked(o *node[K, V], h uint64, value V, keep bool, w, now, deadline int64, p *pending[K, V]) (V, uint64) {
+	// Allocated before o's write bit is taken: the allocator may make
+	// this goroutine assist the collector.
+	n := s.newNodeLocked(o.key(), value, w, deadline, 0)
+	st := o.killLocked() // first: its value no longer changes
+	old := o.value
+	if keep {
+		n.value = old
+	}
+	reads := st & readsMask
 	if s.limit > 0 && reads < readsMask {
 		reads += readsOne
 	}
-	n := s.newNodeLocked(o.key(), value, w, deadline, reads)
+	n.stamp.Store(stampOf(deadline) | reads)
 	s.tab.Put(n, h)
+	again := s.limit > 0 && s.weightOf(o) != w
 	switch {
 	case s.limit == 0: // no queue
-	case s.weightOf(o) == w:
-		s.spliceLocked(o, n)
+	case again:
+		s.unlinkFromLocked(o, int(st&queueMask))
 	default:
+		s.spliceLocked(o, n, int(st&queueMask))
+	}
+	if again {
 		// Weighed again: it makes room as a new entry does (it cannot be
 		// chosen itself) and enters the window.
-		s.unlinkLocked(o)
 		s.makeRoomLocked(w, now, p)
 		s.pushFrontLocked(n, window)
 	}
-	o.killLocked()
 	p.cancelLater(o)
 	p.arm, p.armAt = n, deadline
+	return old, st
 }
 
 // climbEvery is how many new keys a shard takes between two calls of the
@@ -435,17 +558,19 @@ func (s *shard[K, V]) touchLocked(key K, h uint64, now, deadline int64, p *pendi
 	if n == nil {
 		return false
 	}
-	old := n.deadline()
+	old := deadlineOf(n.lockWrite()) // after now: see settled
 	if old <= now {
+		n.unlockWrite(0, 0)
 		return false
 	}
 	if s.word && deadline < old {
 		// A word value's deadline never moves earlier in place (see
 		// wordValue): the entry moves to a new node.
-		s.swapLocked(n, h, n.value, s.weightOf(n), now, deadline, p)
+		n.unlockWrite(0, 0)
+		s.swapLocked(n, h, *new(V), true, s.weightOf(n), now, deadline, p)
 		return true
 	}
-	n.setDeadlineLocked(deadline)
+	n.unlockWrite(^uint64(stampLow), stampOf(deadline))
 	if s.limit > 0 {
 		n.noteRead() // touched: recently used
 	}
@@ -466,12 +591,12 @@ func (s *shard[K, V]) deleteLocked(key K, h uint64, now int64, p *pending[K, V])
 	if n == nil {
 		return false
 	}
-	reason := Deleted
-	if n.deadline() <= now {
-		reason = Expired
+	st := n.killLocked()
+	p.event = Event[K, V]{Key: key, Value: n.value, Reason: Deleted}
+	if deadlineOf(st) <= now {
+		p.event.Reason = Expired
 	}
-	p.event = Event[K, V]{Key: key, Reason: reason}
-	p.event.Value = s.removeLocked(n, h, reason)
+	s.dropLocked(n, h, st, p.event.Reason)
 	p.cancel = n
 	return true
 }
@@ -483,7 +608,7 @@ func (s *shard[K, V]) deleteLocked(key K, h uint64, now int64, p *pending[K, V])
 func (s *shard[K, V]) clearLocked(now int64, report bool, events []Event[K, V], removed []*node[K, V]) ([]Event[K, V], []*node[K, V]) {
 	s.each(func(n *node[K, V]) {
 		reason := Deleted
-		if n.deadline() <= now {
+		if deadlineOf(n.killLocked()) <= now {
 			reason = Expired
 		}
 		if report {
@@ -493,7 +618,6 @@ func (s *shard[K, V]) clearLocked(now int64, report bool, events []Event[K, V], 
 			l := n.links()
 			l.prev, l.next = nil, nil // every node goes: no neighbour to relink
 		}
-		n.killLocked()
 		removed = append(removed, n)
 		s.count(reason)
 	})
@@ -503,6 +627,7 @@ func (s *shard[K, V]) clearLocked(now int64, report bool, events []Event[K, V], 
 		cl.stale = true
 	}
 	s.calls, s.peak = nil, 0
+	s.inflight.Store(0)
 	return events, removed
 }
 
@@ -526,6 +651,7 @@ func (s *shard[K, V]) startCallLocked(key K, cl *call[V]) {
 	}
 	s.calls[key] = cl
 	s.peak = max(s.peak, len(s.calls))
+	s.inflight.Store(int32(len(s.calls)))
 }
 
 // endCallLocked forgets the load in flight for key. A map never shrinks,
@@ -533,6 +659,7 @@ func (s *shard[K, V]) startCallLocked(key K, cl *call[V]) {
 // the map is dropped; a few loads at a time keep reusing it.
 func (s *shard[K, V]) endCallLocked(key K) {
 	delete(s.calls, key)
+	s.inflight.Store(int32(len(s.calls)))
 	if len(s.calls) == 0 && s.peak > 8 {
 		s.calls, s.peak = nil, 0
 	}

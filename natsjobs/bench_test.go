@@ -124,6 +124,71 @@ func BenchmarkEnqueueAfter(b *testing.B) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
 }
 
+// BenchmarkCancel cancels jobs due in an hour, one call at a time: each
+// a schedule to withdraw (read, tombstone, purges).
+func BenchmarkCancel(b *testing.B) {
+	c := open(b, Config{})
+	ctx := context.Background()
+	storeN(b, c, b.N, time.Now().Add(time.Hour))
+	b.ReportAllocs()
+	cpu := startCPU()
+	b.ResetTimer()
+	for i := range b.N {
+		if ok, err := c.Cancel(ctx, "q", "j"+strconv.Itoa(i)); !ok || err != nil {
+			b.Fatalf("Cancel = %v, %v", ok, err)
+		}
+	}
+	cpu.report(b, b.N, "cpu-ns/op")
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
+}
+
+// BenchmarkReplace enqueues again, one call at a time, IDs the queue
+// holds: due now over due now (now), in an hour over in an hour (later).
+func BenchmarkReplace(b *testing.B) {
+	for _, later := range []bool{false, true} {
+		b.Run(fmt.Sprintf("later=%v", later), func(b *testing.B) {
+			c := open(b, Config{})
+			ctx := context.Background()
+			var at time.Time
+			if later {
+				at = time.Now().Add(time.Hour)
+			}
+			storeN(b, c, b.N, at)
+			b.ReportAllocs()
+			cpu := startCPU()
+			b.ResetTimer()
+			for i := range b.N {
+				j := Job{Queue: "q", ID: "j" + strconv.Itoa(i), Payload: make([]byte, 64)}
+				var err error
+				if later {
+					err = c.EnqueueAt(ctx, j, at)
+				} else {
+					err = c.Enqueue(ctx, j)
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			cpu.report(b, b.N, "cpu-ns/op")
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
+		})
+	}
+}
+
+// storeN enqueues n jobs j0.. due at at (zero: now), in batches.
+func storeN(b *testing.B, c *Client, n int, at time.Time) {
+	b.Helper()
+	for done := 0; done < n; done += 1000 {
+		batch := make([]Job, min(1000, n-done))
+		for i := range batch {
+			batch[i] = Job{Queue: "q", ID: "j" + strconv.Itoa(done+i)}
+		}
+		if err := c.EnqueueBatch(context.Background(), at, batch...); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkRuns: b.N no-op jobs stored first, then run by two Work calls
 // (two workers, 8 handlers each); the timer covers the runs only, up to
 // the last confirmed acknowledgement.

@@ -7,9 +7,9 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// The head marker: a message of no job, stored on headSubject when the
-// work stream is created and never consumed, so that the stream's first
-// sequence stays below the workers' consumer's cursor.
+// The head marker: a message of no job on headSubject, stored by Open
+// beside the work stream unless it is there and never consumed, so that
+// the stream's first sequence stays below the workers' consumer's cursor.
 //
 // When the consumer's cursor is at or before the stream's first sequence,
 // nats-server (2.15) looks for the next delivery by counting every stored

@@ -292,15 +292,15 @@ func (c *Client) purge(ctx context.Context, queue, subject string, before uint64
 // generation has no tombstone; dead when the generation has one (the copy
 // may still be stored: the caller removes it). The message of a job stays
 // stored from its enqueueing to its outcome (the work stream drops it on
-// the acknowledgement); Cancel purges it, an enqueue that replaces the job
-// purges it or stores a newer message on its subject (one per subject),
-// another run's stored outcome deletes it, and a withdrawn schedule's
-// generation is tombstoned before any copy it fires late is stored. The
+// the acknowledgement); Cancel and an enqueue that replaces the job purge
+// it, another run's stored outcome deletes it, a withdrawn schedule's
+// generation is tombstoned before any copy it fires late is stored, and
+// the sweep purges such a copy before it removes the tombstone. The
 // server applies these in order, so once one of them returned, stored
 // answers false. One read by sequence from the stream's leader (with one
 // replica, its only server, which answers a direct read inline), and for
-// a copy fired from a schedule (it has a generation) the tombstone's
-// read at the same time.
+// a copy fired from a schedule (it has a Ttlkit-Gen header) the
+// tombstone's read at the same time.
 func (c *Client) stored(ctx context.Context, queue string, r Run, seq uint64) (ok, dead bool, err error) {
 	ctx, cancel := c.timeout(ctx)
 	defer cancel()

@@ -182,11 +182,12 @@ var suites = []suite{
 		ID:    "cache",
 		Title: "Cache: throughput",
 		About: "`GetOrSet`: Get, and Set on a miss, from parallel goroutines over 1M keys (Zipf s = 1.01 or uniform), " +
-			"capacity 100k, TTL 1 h. `Set`: Set alone in the same shape (overwrites and evicting inserts). `Reads`: " +
+			"capacity 100k, TTL 1 h. `Set`: Set alone in the same shape (overwrites and evicting inserts). `Overwrite`: " +
+			"Set of 100k resident keys only, with string values (ttlkit and otter). `Reads`: " +
 			"Get only over 100k resident keys, from 2 goroutines, and with Zipf keys also from 8 (on 2 processors). `ns/op` is wall time per operation " +
 			"over both cores (throughput); `cpu-ns/op` is process CPU per operation (about 2 × ns/op with both " +
 			"cores busy), which other processes on the machine do not inflate.",
-		Bench:          `^BenchmarkCache(GetOrSet|Set|Reads)$`,
+		Bench:          `^BenchmarkCache(GetOrSet|Set|Overwrite|Reads)$`,
 		Benchtime:      "400ms",
 		QuickBenchtime: "2000x",
 		Ratio:          []string{"cpu-ns/op"},
@@ -502,7 +503,8 @@ var suites = []suite{
 		About: "The nested module `natsjobs`, each benchmark against its own ephemeral embedded server (file storage, " +
 			"in this process, reached in memory). Every call returns once JetStream confirmed the job stored. `Enqueue` " +
 			"is one call at a time, `EnqueueParallel` 8 goroutines per core, `EnqueueBatch` batches of 1000 due now or in an " +
-			"hour, `EnqueueAfter` one call at a time due in an hour. `Runs` is no-op jobs run by two workers of 8 " +
+			"hour, `EnqueueAfter` one call at a time due in an hour, `Cancel` one call at a time of a job due in an hour, " +
+			"`Replace` an enqueue of an ID the queue holds (due now over due now, in an hour over in an hour). `Runs` is no-op jobs run by two workers of 8 " +
 			"handlers each, up to the last confirmed acknowledgement. `Delayed` is 10,000 jobs due one after the other at " +
 			"1k or 5k jobs/s, enqueued while two such workers run them: lateness is a handler's start after the job's time " +
 			"(one round per process). `Reopen` is Open on a store holding 100,000 pending jobs, half due now and half in an " +
@@ -510,7 +512,7 @@ var suites = []suite{
 			"another process, `process=embedded` in the default deployment, client and server in one process. " +
 			"`cpu-ns/op` is process CPU (getrusage), client and embedded server together: on a busy machine it " +
 			"moves less than the rates do. There is no other implementation to compare with.",
-		Bench:          `^Benchmark(Enqueue|EnqueueParallel|EnqueueBatch|EnqueueAfter|Runs|Delayed|Reopen|PendingMemory)$`,
+		Bench:          `^Benchmark(Enqueue|EnqueueParallel|EnqueueBatch|EnqueueAfter|Cancel|Replace|Runs|Delayed|Reopen|PendingMemory)$`,
 		Benchtime:      "20000x",
 		QuickBenchtime: "2000x",
 		Timeout:        "10m",
