@@ -111,8 +111,7 @@ func ExampleWorkOptions() {
 	fmt.Println(<-cause)
 	fmt.Println(<-done)
 	// Get reads the job's stored copy, which Work put back before it
-	// returned. (QueueStats.Pending is the server's count, which may
-	// trail the write by a moment.)
+	// returned.
 	j, _ := c.Get(ctx, "reports", "monthly")
 	fmt.Println(j.State, "again, failed attempts:", j.Attempts)
 	// Output:

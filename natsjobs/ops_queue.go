@@ -3,11 +3,14 @@ package natsjobs
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -142,10 +145,13 @@ type QueueStats struct {
 	Queue  string
 	Paused bool
 	// Jobs by State (disjoint: their sum is the number of live jobs and
-	// dead letters), from three requests to the server read one after the
-	// other: a job moving meanwhile may be counted twice or not at all, and
-	// the server's count of Pending jobs may trail a burst of writes by a
-	// moment (the difference shows as Scheduled).
+	// dead letters), from requests to the server read one after the
+	// other: a job moving meanwhile may be counted twice or not at all.
+	// Every job whose Enqueue (or firing, or give-back) the server had
+	// acknowledged before QueueStats was called is counted: Pending is the
+	// stream's own count of ready messages the workers have not taken, not
+	// the consumer's, which the server updates only after acknowledging a
+	// write (TestQueueStatsCountsEnqueuedJob).
 	Scheduled, Pending, Running, Dead int
 	// Retrying counts the Running jobs delivered more than once.
 	Retrying int
@@ -191,10 +197,12 @@ func (s QueueStats) Rates(prev QueueStats) Rates {
 	}
 }
 
-// QueueStats returns the queue's counts and totals: four requests to the
-// server (the consumer, the two streams, the oldest pending job), whatever
-// the queue's size. It fails with ErrNotFound for a queue the server does
-// not have.
+// QueueStats returns the queue's counts and totals: five requests to the
+// server (the consumer, the pending jobs' count with the oldest of them,
+// the two streams, the tombstones), whatever the queue's size; the server
+// counts the pending jobs in time that grows with their number, as for a
+// batched List. It fails with ErrNotFound for a queue the server does not
+// have.
 func (c *Client) QueueStats(ctx context.Context, queue string) (QueueStats, error) {
 	if err := c.checkQueue(queue); err != nil {
 		return QueueStats{}, err
@@ -203,6 +211,12 @@ func (c *Client) QueueStats(ctx context.Context, queue string) (QueueStats, erro
 		return QueueStats{}, err
 	}
 	w, err := c.workers(ctx, queue)
+	if err != nil {
+		return QueueStats{}, err
+	}
+	// Counted before the streams are read, so that a job stored between
+	// the two reads shows as Scheduled rather than making Scheduled short.
+	pending, oldest, err := c.pending(ctx, queue, w)
 	if err != nil {
 		return QueueStats{}, err
 	}
@@ -222,7 +236,7 @@ func (c *Client) QueueStats(ctx context.Context, queue string) (QueueStats, erro
 	// retries as there are deliveries in progress.
 	st.Retrying = min(w.NumRedelivered, w.NumAckPending)
 	st.Running = w.NumAckPending
-	st.Pending = int(w.NumPending)
+	st.Pending = pending
 	ws := work.CachedInfo().State
 	tombs, err := c.tombstones(ctx, queue)
 	if err != nil {
@@ -233,18 +247,42 @@ func (c *Client) QueueStats(ctx context.Context, queue string) (QueueStats, erro
 	st.Stored = ws.LastSeq
 	st.Started = w.Delivered.Consumer
 	st.Buried = dead.CachedInfo().State.LastSeq
-	if st.Pending > 0 {
-		m, err := c.firstFrom(ctx, workStream(queue), statePrefix(queue, "r")+">", w.Delivered.Stream+1)
-		if err != nil {
-			return QueueStats{}, err
-		}
-		if m != nil {
-			j := directInfo(queue, "", Pending, m)
-			st.OldestPending = j.NextRun
-			if j.Stored.After(st.OldestPending) {
-				st.OldestPending = j.Stored
-			}
+	if oldest != nil {
+		j := directInfo(queue, "", Pending, oldest)
+		st.OldestPending = j.NextRun
+		if j.Stored.After(st.OldestPending) {
+			st.OldestPending = j.Stored
 		}
 	}
 	return st, nil
+}
+
+// pending counts the queue's ready messages that the workers' consumer w
+// has not delivered (those after its delivered stream sequence) and
+// returns the first of them (nil when none), from one batched direct
+// read: the server counts them in the stream's store, where a write is
+// before it is acknowledged. The consumer's own NumPending is raised by
+// the server after the acknowledgement (on another goroutine), so it can
+// miss a job whose Enqueue has returned; it is the answer only for a
+// stream that takes no direct reads.
+func (c *Client) pending(ctx context.Context, queue string, w *jetstream.ConsumerInfo) (int, *nats.Msg, error) {
+	filter, from := statePrefix(queue, "r")+">", w.Delivered.Stream+1
+	req, _ := json.Marshal(directGet{Seq: from, NextFor: filter, Batch: 1})
+	m, err := c.direct(ctx, "$JS.API.DIRECT.GET."+workStream(queue), req)
+	if errors.Is(err, errNoDirect) {
+		if w.NumPending == 0 {
+			return 0, nil, nil
+		}
+		m, err = c.firstFrom(ctx, workStream(queue), filter, from)
+		return int(w.NumPending), m, err
+	}
+	if err != nil || m == nil {
+		return 0, nil, err
+	}
+	// The count is of the messages after the one sent.
+	n, err := strconv.Atoi(m.Header.Get(numPendingHeader))
+	if err != nil {
+		return 0, nil, fmt.Errorf("natsjobs: stats %s: bad %s header %q", queue, numPendingHeader, m.Header.Get(numPendingHeader))
+	}
+	return n + 1, m, nil
 }

@@ -31,11 +31,10 @@ type Stats struct {
 	Dead int
 }
 
-// Stats returns the queue's counts, from three requests to the server
-// read one after the other: a job that moves from one state to another
-// meanwhile may be counted in neither or in both, and the server's count
-// of due jobs may trail a burst of writes by a moment (the difference
-// shows as Pending).
+// Stats returns the queue's counts, from requests to the server read one
+// after the other: a job that moves from one state to another meanwhile
+// may be counted in neither or in both. A job whose Enqueue has returned
+// is counted (Due is counted as QueueStats.Pending is).
 //
 // Deprecated: Use QueueStats (see Stats for how the names map).
 func (c *Client) Stats(ctx context.Context, queue string) (Stats, error) {
@@ -52,6 +51,11 @@ func (c *Client) Stats(ctx context.Context, queue string) (Stats, error) {
 	if err != nil {
 		return st, c.apiErr("stats", err)
 	}
+	w := cons.CachedInfo()
+	due, _, err := c.pending(ctx, queue, w)
+	if err != nil {
+		return Stats{}, err
+	}
 	work, err := c.js.Stream(ctx, workStream(queue))
 	if err != nil {
 		return st, c.apiErr("stats", err)
@@ -60,13 +64,12 @@ func (c *Client) Stats(ctx context.Context, queue string) (Stats, error) {
 	if err != nil {
 		return st, c.apiErr("stats", err)
 	}
-	w := cons.CachedInfo()
 	// The server keeps counting a message as redelivered after it was
 	// deleted by hand (a dead-lettered crash loop): count only as many
 	// retries as there are deliveries in progress.
 	st.Retrying = min(w.NumRedelivered, w.NumAckPending)
 	st.Running = w.NumAckPending - st.Retrying
-	st.Due = int(w.NumPending)
+	st.Due = due
 	// The work stream holds each live job once: as a schedule, or as a
 	// ready message (due, or delivered and not yet acknowledged).
 	tombs, err := c.tombstones(ctx, queue)
