@@ -208,6 +208,14 @@ func (c *Client) URL() string {
 // after its store is flushed. Jobs not yet run stay stored for the next
 // Open. Close is idempotent; later calls of
 // any method return ErrClosed.
+//
+// Before closing the connection Close waits, at most Config.Timeout, for
+// the server to take what the client has buffered for it; during an
+// outage (the client not connected) it does not wait, and what was
+// buffered is dropped: acknowledgements among it only make their jobs
+// run again. So with no Work running, Close returns within
+// Config.Timeout, at once when the server is unreachable
+// (TestCloseDuringOutageIsPrompt).
 func (c *Client) Close() error {
 	c.mu.Lock()
 	if c.closed {
@@ -224,7 +232,10 @@ func (c *Client) Close() error {
 
 func (c *Client) closeConn() {
 	if c.nc != nil {
-		c.nc.Flush()
+		// Flush waits 10 s by default, for nothing while disconnected.
+		if c.nc.IsConnected() {
+			c.nc.FlushTimeout(c.cfg.Timeout)
+		}
 		c.nc.Close()
 	}
 	c.shutdownServer()

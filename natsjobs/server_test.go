@@ -118,8 +118,7 @@ func TestOutageFailsFastAndWorkResumes(t *testing.T) {
 	}
 	// Stopped and closed while the server is up: the cleanups would close
 	// the restarted server first, and then the Work's stop waits Timeout
-	// for its subscription's drain and Close 10 s for its flush (15 s of
-	// the test's 15.6 s).
+	// for its subscription's drain.
 	stop()
 	c.Close()
 }
@@ -138,5 +137,36 @@ func TestStreamsKeepNoDuplicateWindow(t *testing.T) {
 		if got := s.CachedInfo().Config.Duplicates; got != noDedupe {
 			t.Errorf("stream %s: duplicate window %v, want %v", name, got, noDedupe)
 		}
+	}
+}
+
+// TestCloseDuringOutageIsPrompt: Close of a client whose server is down
+// does not wait for it. It once flushed the connection first, which waits
+// (10 s by default) for a server that is not there.
+func TestCloseDuringOutageIsPrompt(t *testing.T) {
+	t.Parallel()
+	srv := open(t, Config{Server: embedded.Server{Listen: "127.0.0.1:0"}, Queues: []string{"q"}})
+	down := make(chan struct{}, 1)
+	c, err := Open(context.Background(), Config{URL: srv.URL(), Queues: []string{"q"}, Timeout: time.Minute,
+		Options: []nats.Option{nats.DisconnectErrHandler(func(*nats.Conn, error) { down <- struct{}{} })}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Enqueue(context.Background(), Job{Queue: "q", ID: "j"}); err != nil {
+		t.Fatal(err)
+	}
+	srv.Close()
+	recv(t, down, "disconnection")
+	closed := make(chan error, 1)
+	go func() { closed <- c.Close() }()
+	// Far under the flush's 10 s and the client's Timeout: only a Close
+	// that waits for the server misses it.
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close during an outage still waiting after 5 s")
 	}
 }
