@@ -147,11 +147,12 @@ type QueueStats struct {
 	// Jobs by State (disjoint: their sum is the number of live jobs and
 	// dead letters), from requests to the server read one after the
 	// other: a job moving meanwhile may be counted twice or not at all.
-	// Every job whose Enqueue (or firing, or give-back) the server had
-	// acknowledged before QueueStats was called is counted: Pending is the
-	// stream's own count of ready messages the workers have not taken, not
-	// the consumer's, which the server updates only after acknowledging a
-	// write (TestQueueStatsCountsEnqueuedJob).
+	// A job whose Enqueue returned before QueueStats was called is
+	// counted, in its State: Pending is the stream's own count of ready
+	// messages the workers have not taken, not the consumer's, which the
+	// server updates only after acknowledging a write
+	// (TestQueueStatsCountsEnqueuedJob). With Replicas > 1 the count may
+	// come from a follower, which can trail the leader by a moment.
 	Scheduled, Pending, Running, Dead int
 	// Retrying counts the Running jobs delivered more than once.
 	Retrying int
