@@ -244,8 +244,11 @@ func (k *keyed[K, V]) set(key K, value V, delay time.Duration, store bool) error
 // Drain removes every pending timer and then calls fn(key, value) for each,
 // on the calling goroutine, in no particular order. Timers set concurrently
 // with Drain may or may not be included; none is lost. fn may call the
-// wheel. Drain returns an error wrapping ErrArgument for a nil fn, with
-// nothing removed, and ErrClosed after Stop.
+// wheel. Drain signals the owner goroutine at most once, after removing
+// every timer, so that it unlinks them, and lets go of their keys, all
+// at one wake-up (values are let go at once). Drain returns an error
+// wrapping ErrArgument for a nil fn, with nothing removed, and ErrClosed
+// after Stop.
 func (tw *TimingWheel[K, V]) Drain(fn func(key K, value V)) error {
 	if fn == nil {
 		return argError("nil Drain func")
@@ -255,13 +258,18 @@ func (tw *TimingWheel[K, V]) Drain(fn func(key K, value V)) error {
 		return ErrClosed
 	}
 	var items []dueItem[K, V]
+	// One signal after every shard, not one per shard: an owner woken by
+	// the first shard's removals would sleep at most lazyWait after them,
+	// so the later shards' removals would wait for that wake-up, keeping
+	// their keys until then (TestReleasesKeyAndValue/drained failed so
+	// under qemu-i386). Signalled once, the owner takes them all.
+	notify := false
 	for i := range k.shards.len() {
 		sh := k.shards.get(i)
 		if sh == nil {
 			continue
 		}
 		sh.mu.Lock()
-		notify := false
 		sh.tab.All(func(n *node[K, V]) bool {
 			items = append(items, dueItem[K, V]{n.Value.key, n.Value.value})
 			n.Value.value = *new(V)
@@ -270,9 +278,9 @@ func (tw *TimingWheel[K, V]) Drain(fn func(key K, value V)) error {
 		})
 		sh.tab.Clear()
 		sh.mu.Unlock()
-		if notify {
-			k.d.signal()
-		}
+	}
+	if notify {
+		k.d.signal()
 	}
 	for i, it := range items {
 		items[i] = dueItem[K, V]{}
