@@ -361,6 +361,9 @@ func TestDeletedAndReplacedValuesNotPinned(t *testing.T) {
 	c.Delete("del")
 	gone["replaced"] = set("rep")
 	c.Set("rep", new([64]byte))
+	c.Set("box", new([64]byte))
+	gone["replaced in place"] = set("box") // boxes it (see boxed)
+	c.Set("box", new([64]byte))            // a new box in the same node
 	gone["evicted"] = set("victim")
 	for i := range 1000 {
 		c.Set(fmt.Sprint(i), new([64]byte))
