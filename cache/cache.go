@@ -324,8 +324,9 @@ func (c *cache[K, V]) lookup(key K, h uint64, mark bool) (v V, left time.Duratio
 // written in place, atomically, with no lock and no command, so it never
 // waits for the expiry engine (unless a load, refresh or Compute is in
 // flight in the entry's shard): a V of 8 bytes without pointers (an int,
-// a uint64, a float64, a time.Duration) allocates nothing, any other V
-// one box holding the value. The first overwrite of such a V, and an
+// a uint64, a float64, a time.Duration) or of one pointer (a *T, a map, a
+// chan, a func) allocates nothing, any other V one box holding the value.
+// The first overwrite of such a V, and an
 // overwrite with an earlier deadline, replace the entry instead, under
 // the lock, as a new key does (cancelling the old timer), so that
 // lock-free readers never see a value change under a deadline that is not

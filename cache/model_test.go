@@ -176,11 +176,19 @@ const (
 // in order, expired ones as a set per sleep), Len, or an invariant. It
 // runs them twice: with int values, which are word values on 64-bit
 // platforms (see wordValue), and with the same numbers as strings, which
-// are boxed when overwritten (see boxed). Events and maps are compared as
-// printed, where a number and its string look the same.
+// are boxed when overwritten (see boxed), and with pointers to them, word
+// values stored as pointers (see pointerValue).
 func runScript(t *testing.T, limit int, steps []step) {
 	runScriptOf(t, limit, steps, func(v int) int { return v }, func(v int) int { return v })
 	runScriptOf(t, limit, steps, strconv.Itoa, func(v string) int { n, _ := strconv.Atoi(v); return n })
+	ptrs := map[int]*int{} // one pointer per number, so that == compares numbers
+	ptr := func(v int) *int {
+		if ptrs[v] == nil {
+			ptrs[v] = &v
+		}
+		return ptrs[v]
+	}
+	runScriptOf(t, limit, steps, ptr, func(v *int) int { return *v })
 }
 
 // runScriptOf is runScript with values of type V: val(i) is the value
@@ -201,13 +209,14 @@ func runScriptOf[V comparable](t *testing.T, limit int, steps []step, val func(i
 			}
 			return val(n)
 		}
-		m.chosen = func() []Event[int, int] {
+		nums := func(evs []Event[int, V]) []Event[int, int] {
 			var out []Event[int, int]
-			for _, e := range rec.peek() {
+			for _, e := range evs {
 				out = append(out, Event[int, int]{e.Key, num(e.Value), e.Reason})
 			}
 			return out
 		}
+		m.chosen = func() []Event[int, int] { return nums(rec.peek()) }
 		boom := errors.New("boom")
 		for i, s := range steps {
 			var want []Event[int, int]
@@ -256,8 +265,8 @@ func runScriptOf[V comparable](t *testing.T, limit int, steps []step, val func(i
 				time.Sleep(d)
 				synctest.Wait()
 				want = m.advance(d)
-				got := rec.take()
-				slices.SortFunc(got, func(a, b Event[int, V]) int { return cmp.Compare(a.Key, b.Key) })
+				got := nums(rec.take())
+				slices.SortFunc(got, func(a, b Event[int, int]) int { return cmp.Compare(a.Key, b.Key) })
 				if fmt.Sprint(got) != fmt.Sprint(want) {
 					t.Fatalf("step %d %v at %v: expired %v, want %v", i, s, m.now, got, want)
 				}
@@ -268,7 +277,11 @@ func runScriptOf[V comparable](t *testing.T, limit int, steps []step, val func(i
 				for k, v := range c.All() {
 					got[k] = v
 				}
-				if w := m.live(); fmt.Sprint(got) != fmt.Sprint(w) {
+				gotNums := map[int]int{}
+				for k, v := range got {
+					gotNums[k] = num(v)
+				}
+				if w := m.live(); fmt.Sprint(gotNums) != fmt.Sprint(w) {
 					t.Fatalf("step %d %v at %v: All = %v, want %v", i, s, m.now, got, w)
 				}
 				keys, values := map[int]int{}, map[V]int{}
@@ -323,9 +336,10 @@ func runScriptOf[V comparable](t *testing.T, limit int, steps []step, val func(i
 				c.Clear()
 				want = m.clear()
 				// Shard by shard, queue by queue: compared as sets.
-				got := rec.take()
-				slices.SortStableFunc(got, func(a, b Event[int, V]) int { return cmp.Compare(a.Key, b.Key) })
-				slices.SortStableFunc(want, func(a, b Event[int, int]) int { return cmp.Compare(a.Key, b.Key) })
+				got := nums(rec.take())
+				byKey := func(a, b Event[int, int]) int { return cmp.Compare(a.Key, b.Key) }
+				slices.SortStableFunc(got, byKey)
+				slices.SortStableFunc(want, byKey)
 				if fmt.Sprint(got) != fmt.Sprint(want) {
 					t.Fatalf("step %d %v at %v: events %v, want %v", i, s, m.now, got, want)
 				}
@@ -341,7 +355,7 @@ func runScriptOf[V comparable](t *testing.T, limit int, steps []step, val func(i
 					t.Fatalf("step %d %v at %v: Touch = %v, want %v", i, s, m.now, ok, wok)
 				}
 			}
-			if got := rec.take(); fmt.Sprint(got) != fmt.Sprint(want) {
+			if got := nums(rec.take()); fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Fatalf("step %d %v at %v: events %v, want %v", i, s, m.now, got, want)
 			}
 			if got, w := c.Len(), len(m.m); got != w {

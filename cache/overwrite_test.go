@@ -302,3 +302,35 @@ func TestFirstOverwriteBoxes(t *testing.T) {
 		}
 	}
 }
+
+// TestPointerOverwriteAllocatesNothing: a value that is one pointer (a
+// *T, a map, a chan, a func) is a word value (see pointerValue): its
+// overwrite with a later deadline stores the pointer in the node, with no
+// box, no new node and no lock, from the entry's first overwrite on.
+func TestPointerOverwriteAllocatesNothing(t *testing.T) {
+	for _, limit := range []int{0, 1000} {
+		c := newCache(t, Options[string, *int]{TTL: time.Hour, Limit: limit})
+		a, b := new(int), new(int)
+		c.Set("k", a)
+		h := c.c.hash("k")
+		s := c.c.shardAt(h)
+		n := s.tab.Get("k", h)
+		flip := false
+		allocs := testing.AllocsPerRun(100, func() {
+			if flip = !flip; flip {
+				c.Set("k", b)
+			} else {
+				c.Set("k", a)
+			}
+		})
+		if allocs != 0 {
+			t.Errorf("limit %d: %v allocations per overwrite, want 0", limit, allocs)
+		}
+		if got := s.tab.Get("k", h); got != n || got.stamp.Load()&boxed != 0 {
+			t.Errorf("limit %d: overwrites replaced the node or boxed it", limit)
+		}
+		if v, ok := c.Get("k"); !ok || v != b {
+			t.Errorf("limit %d: Get = %p, %v; want %p, true", limit, v, ok, b)
+		}
+	}
+}

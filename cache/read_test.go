@@ -307,6 +307,16 @@ func TestBoxedValueReaderNeverReturnsExpired(t *testing.T) {
 		func(v [2]uint64) (uint64, bool) { return v[0], v[1] == ^v[0] })
 }
 
+// TestPointerValueReaderNeverReturnsExpired is
+// TestWordValueReaderNeverReturnsExpired for a word value that is one
+// pointer (see pointerValue), stored in place without a box.
+func TestPointerValueReaderNeverReturnsExpired(t *testing.T) {
+	if !wordValue[*uint64]() || !pointerValue[*uint64]() {
+		t.Fatal("*uint64 is not a pointer word value")
+	}
+	readerNeverReturnsExpired(t, func(v uint64) *uint64 { return &v }, func(v *uint64) (uint64, bool) { return *v, true })
+}
+
 // readerNeverReturnsExpired runs the writer and readers of
 // TestWordValueReaderNeverReturnsExpired with values of type V: enc makes
 // the value of a number, dec gives it back and whether it is whole.

@@ -205,16 +205,25 @@ func (n *node[K, V]) settled() uint64 {
 }
 
 // wordValue reports whether V is a word value: 8 bytes without pointers
-// (an int, uint64, float64, time.Duration...). A word value is stored and
-// loaded atomically as one uint64, so a write over a live entry can go in
-// place instead of replacing the node, under one rule that lets a
-// lock-free reader pair it with its own deadline or an earlier one: a
-// live node's deadline never moves earlier in place (an earlier deadline
-// replaces the node), and an in-place write stores the value before its
-// later deadline. A reader loads the stamp before the value (see lookup).
+// (an int, uint64, float64, time.Duration...) or one pointer (a *T, a
+// map, a chan, a func; see pointerValue). A word value is stored and
+// loaded atomically, as one uint64 or one pointer, so a write over a live
+// entry can go in place instead of replacing the node, under one rule
+// that lets a lock-free reader pair it with its own deadline or an
+// earlier one: a live node's deadline never moves earlier in place (an
+// earlier deadline replaces the node), and an in-place write stores the
+// value before its later deadline. A reader loads the stamp before the
+// value (see lookup).
 func wordValue[V any]() bool {
 	var v V
-	return unsafe.Sizeof(v) == 8 && !hasPointers(reflect.TypeFor[V]())
+	return unsafe.Sizeof(v) == 8 && !hasPointers(reflect.TypeFor[V]()) || pointerValue[V]()
+}
+
+// pointerValue reports whether V is one pointer: a value of a pointer's
+// size that holds a pointer can hold nothing else.
+func pointerValue[V any]() bool {
+	var v V
+	return unsafe.Sizeof(v) == unsafe.Sizeof(uintptr(0)) && hasPointers(reflect.TypeFor[V]())
 }
 
 // boxed values. A value that is not a word is kept inline in the node it
@@ -243,6 +252,9 @@ func (s *shard[K, V]) valueAt(n *node[K, V], st uint64) V {
 	switch {
 	case st&boxed != 0:
 		return *(*atomic.Pointer[V])(p).Load()
+	case s.pointer:
+		w := atomic.LoadPointer((*unsafe.Pointer)(p))
+		return *(*V)(unsafe.Pointer(&w))
 	case s.word:
 		w := atomic.LoadUint64((*uint64)(p))
 		return *(*V)(unsafe.Pointer(&w))
@@ -274,9 +286,13 @@ func (s *shard[K, V]) boxOf(value V) *V {
 func (s *shard[K, V]) writeInPlace(n *node[K, V], value V, box *V, deadline int64, use bool) V {
 	p := s.slot(n)
 	var old V
-	if box != nil {
+	switch {
+	case box != nil:
 		old = *(*atomic.Pointer[V])(p).Swap(box)
-	} else {
+	case s.pointer:
+		w := atomic.SwapPointer((*unsafe.Pointer)(p), *(*unsafe.Pointer)(unsafe.Pointer(&value)))
+		old = *(*V)(unsafe.Pointer(&w))
+	default:
 		w := atomic.SwapUint64((*uint64)(p), *(*uint64)(unsafe.Pointer(&value)))
 		old = *(*V)(unsafe.Pointer(&w))
 	}
@@ -362,6 +378,7 @@ type shard[K comparable, V any] struct {
 	limit   int64               // the shard's share of Limit or MaxWeight; 0 = unbounded
 	weighed bool                // weights come from a Weigher
 	word    bool                // V is a word value (see wordValue): later overwrites go in place
+	pointer bool                // the word is one pointer (see pointerValue)
 	slotAt  uintptr             // the offset of a node's value slot (see entry)
 	sk      sketch              // made when a bounded shard is half full
 	inserts int                 // new keys since the last climb
@@ -390,6 +407,7 @@ type shard[K comparable, V any] struct {
 
 func (s *shard[K, V]) init(limit int64, weighed bool, seed maphash.Seed, frac *atomic.Int64) {
 	s.word = wordValue[V]()
+	s.pointer = pointerValue[V]()
 	s.tab.InitSeed(nodeKey[K, V], 0, seed)
 	s.resetQueuesLocked()
 	s.limit = limit
