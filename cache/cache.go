@@ -276,12 +276,13 @@ func (c *cache[K, V]) get(key K) (V, bool) {
 // key (whose hash is h) and the time it has left, marking its node as used
 // if mark is set. It counts nothing.
 //
-// A node's key never changes, nor does its value, but for a word value
-// (see wordValue), so the reader needs one load of the stamp: the deadline
-// in it is the value's own, whatever writers do meanwhile. A word value
-// may be overwritten in place, but only with a later deadline, stored
-// after the value: the reader loads the stamp before the value, so the
-// value it gets has that deadline or a later one. A node that left the
+// A node's key never changes, nor does its value, but for a word or boxed
+// value (see wordValue and boxed), so the reader needs one load of the
+// stamp: the deadline in it is the value's own, whatever writers do
+// meanwhile. A word or boxed value may be overwritten in place, but only
+// with a later deadline, stored after the value: the reader loads the
+// stamp before the value, so the value it gets has that deadline or a
+// later one. A node that left the
 // cache after the reader found it still holds its value and deadline: the
 // read returns the value as of before the removal. The clock is read
 // after the loads.
@@ -295,11 +296,7 @@ func (c *cache[K, V]) lookup(key K, h uint64, mark bool) (v V, left time.Duratio
 		return v, 0, false
 	}
 	st := n.stamp.Load()
-	if s.word {
-		v = n.loadWord()
-	} else {
-		v = n.value
-	}
+	v = s.valueAt(n, st)
 	now := c.now()
 	d := deadlineOf(st)
 	if d <= now {
@@ -320,17 +317,20 @@ func (c *cache[K, V]) lookup(key K, h uint64, mark bool) (v V, left time.Duratio
 // Replaced, or Expired if its deadline had passed). Inserting a new key
 // into a full cache evicts one entry first.
 //
-// Set allocates one entry and, after the shard lock is released, queues
-// one command for the expiry engine (arming the entry's timer), and one
-// more for the entry it replaces or evicts (cancelling its timer): an
-// overwrite replaces the entry rather than its value, so that lock-free
-// readers of the old value never see it change. A V of 8 bytes without
-// pointers (an int, a uint64, a float64, a time.Duration) is the
-// exception: its overwrite of a live entry with a later deadline, the
-// common case, is written in place, atomically, with no lock, no
-// allocation and no command, so it never waits for the expiry engine
-// (unless a load, refresh or Compute is in flight in the entry's shard).
-// After Close, Set does nothing.
+// Set of a new key allocates one entry and, after the shard lock is
+// released, queues one command for the expiry engine (arming the entry's
+// timer), and one more for an entry it evicts (cancelling its timer). An
+// overwrite of a live entry with a later deadline, the common case, is
+// written in place, atomically, with no lock and no command, so it never
+// waits for the expiry engine (unless a load, refresh or Compute is in
+// flight in the entry's shard): a V of 8 bytes without pointers (an int,
+// a uint64, a float64, a time.Duration) or of one pointer (a *T, a map, a
+// chan, a func) allocates nothing, any other V one box holding the value.
+// The first overwrite of such a V, and an
+// overwrite with an earlier deadline, replace the entry instead, under
+// the lock, as a new key does (cancelling the old timer), so that
+// lock-free readers never see a value change under a deadline that is not
+// its own. After Close, Set does nothing.
 func (c *Cache[K, V]) Set(key K, value V) {
 	c.c.set(key, value, c.c.ttl)
 }
@@ -358,12 +358,10 @@ func (c *cache[K, V]) set(key K, value V, ttl time.Duration) {
 	h := c.hash(key)
 	s := c.shardFor(h)
 	var p pending[K, V]
-	if s.word {
-		if n := s.tab.Get(key, h); n != nil && c.overwrite(s, n, value, w, ttl, &p) {
-			c.finish(&p)
-			c.forgetNotFound(key)
-			return
-		}
+	if n := s.tab.Get(key, h); n != nil && c.overwrite(s, n, value, w, ttl, &p) {
+		c.finish(&p)
+		c.forgetNotFound(key)
+		return
 	}
 	now := c.now()
 	deadline := now + c.lifetime(ttl)
@@ -378,9 +376,12 @@ func (c *cache[K, V]) set(key K, value V, ttl time.Duration) {
 	c.forgetNotFound(key)
 }
 
-// overwrite stores value, a word value of weight w, in n, key's node,
-// with a deadline ttl from now, without the shard lock, and reports
-// whether it did; if not, the caller writes under the lock. It takes only
+// overwrite stores value of weight w in n, key's node, with a deadline
+// ttl from now, without the shard lock, and reports whether it did; if
+// not, the caller writes under the lock. n must take the value in place:
+// a word value, or a boxed one (see boxed), whose box is allocated first;
+// the first overwrite of any other value goes under the lock, which
+// replaces the node by a boxed one. It takes only
 // n's write bit (see lockWrite), so a Set over a live entry never waits
 // for the expiry engine, which holds a shard lock while it removes other
 // entries, nor for writers of other keys. It declines when n is dead, or
@@ -391,9 +392,10 @@ func (c *cache[K, V]) set(key K, value V, ttl time.Duration) {
 // taken, and a call reads the entry after it is counted, waiting for the
 // bit: so a call either sees this write or is seen by it.
 func (c *cache[K, V]) overwrite(s *shard[K, V], n *node[K, V], value V, w int64, ttl time.Duration, p *pending[K, V]) bool {
-	if s.weightOf(n) != w || n.stamp.Load()&queueMask == dead {
+	if st := n.stamp.Load(); !s.inPlace(st) || st&queueMask == dead || s.weightOf(n) != w {
 		return false
 	}
+	box := s.boxOf(value) // before the bit: it allocates
 	life := c.lifetime(ttl)
 	st := n.lockWrite()
 	now := c.now() // after the bit: see settled
@@ -402,7 +404,7 @@ func (c *cache[K, V]) overwrite(s *shard[K, V], n *node[K, V], value V, w int64,
 		n.unlockWrite(0, 0)
 		return false
 	}
-	p.event = Event[K, V]{Key: n.key(), Value: n.writeInPlace(value, deadline, s.limit > 0), Reason: Replaced}
+	p.event = Event[K, V]{Key: n.key(), Value: s.writeInPlace(n, value, box, deadline, s.limit > 0), Reason: Replaced}
 	s.overwrites.Add(1)
 	return true
 }
@@ -555,7 +557,7 @@ func (c *cache[K, V]) fire(t *timingwheel.Timer[K], now time.Time) time.Duration
 		return time.Duration(left)
 	}
 	s.dropLocked(n, h, st, Expired)
-	v := n.value // dead: it no longer changes
+	v := s.valueAt(n, st) // dead: it no longer changes
 	s.mu.Unlock()
 	if c.notify != nil {
 		c.notify.push(Event[K, V]{Key: k, Value: v, Reason: Expired})

@@ -236,9 +236,9 @@ func TestLaterDeadlineOnlyRecorded(t *testing.T) {
 	}
 	p = pending[string, int64]{}
 	s.setLocked("k", h, 2, 1, 20, 300, &p)
-	if n := s.tab.Get("k", h); p.arm != nil || p.cancel != nil || n != first || n.value != 2 || n.deadline() != 300 {
+	if n := s.tab.Get("k", h); p.arm != nil || p.cancel != nil || n != first || s.valueOf(n) != 2 || n.deadline() != 300 {
 		t.Errorf("later deadline by Set of a word value: arm = %v, cancel = %v, same node %v, value %d, deadline %d; want neither, the same node holding 2 until 300",
-			p.arm, p.cancel, n == first, n.value, n.deadline())
+			p.arm, p.cancel, n == first, s.valueOf(n), n.deadline())
 	}
 	if p.event != (Event[string, int64]{"k", 1, Replaced}) {
 		t.Errorf("overwrite: event %v, want {k 1 Replaced}", p.event)
@@ -254,9 +254,9 @@ func TestLaterDeadlineOnlyRecorded(t *testing.T) {
 		p = pending[string, int64]{}
 		tt.write(&p)
 		n := s.tab.Get("k", h)
-		if p.arm != n || p.cancel != old || n == old || old.live() || n.value != 2 {
+		if p.arm != n || p.cancel != old || n == old || old.live() || s.valueOf(n) != 2 {
 			t.Errorf("earlier deadline by %s: arm = %v, cancel = %v, old node live %v, value %d; want the new node %v armed, the old %v cancelled and dead, value 2",
-				tt.name, p.arm, p.cancel, old.live(), n.value, n, old)
+				tt.name, p.arm, p.cancel, old.live(), s.valueOf(n), n, old)
 		}
 	}
 	if d := s.tab.Get("k", h).deadline(); d != 200 {
@@ -361,6 +361,9 @@ func TestDeletedAndReplacedValuesNotPinned(t *testing.T) {
 	c.Delete("del")
 	gone["replaced"] = set("rep")
 	c.Set("rep", new([64]byte))
+	c.Set("box", new([64]byte))
+	gone["replaced in place"] = set("box") // boxes it (see boxed)
+	c.Set("box", new([64]byte))            // a new box in the same node
 	gone["evicted"] = set("victim")
 	for i := range 1000 {
 		c.Set(fmt.Sprint(i), new([64]byte))

@@ -76,11 +76,12 @@
 // time an entry has left), Clear, and the iterators All, Keys and Values.
 //
 // Costs: a Get takes no lock, sends on no channel, allocates nothing and
-// reads the clock once when it finds an entry. A Set takes one shard lock,
-// allocates one entry and queues one timer for the expiry engine (an
-// overwrite replaces the entry, and queues the old one's cancellation,
-// but an 8-byte V without pointers is overwritten in place, without the
-// lock).
+// reads the clock once when it finds an entry. A Set of a new key takes
+// one shard lock, allocates one entry and queues one timer for the expiry
+// engine. An overwrite with a later deadline (the common case) goes in
+// place, without the lock or the engine: an 8-byte V without pointers or
+// a V of one pointer allocates nothing, any other V one box for the
+// value, from the entry's second write on (its first replaces the entry).
 // About 51 bytes per entry besides the key and value (uint64 keys and
 // values, unbounded), 80 with a Limit. How it works is in doc/design/cache.md.
 //

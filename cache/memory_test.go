@@ -148,22 +148,29 @@ func TestStripesGrowWithoutLosingCounts(t *testing.T) {
 // unbounded shard's (no queue links) the 48 class, so any field added to
 // either costs 16 bytes per entry: this test makes that a decision. A
 // node of string keys and []byte values takes 88 bytes bounded (the 96
-// class) and 72 unbounded (the 80 class); it took 80 + a 24-byte box.
+// class) and 72 unbounded (the 80 class); it took 80 + a 24-byte box. An
+// entry overwritten since it was made is boxed (see boxed): 72 and 56
+// bytes plus the box.
 func TestNodeFitsItsSizeClass(t *testing.T) {
 	if unsafe.Sizeof(uintptr(0)) != 8 {
 		t.Skip("sizes are for 64-bit platforms")
 	}
-	if got := unsafe.Sizeof(linkedNode[uint64, uint64]{}); got > 64 {
-		t.Errorf("linkedNode[uint64, uint64] is %d bytes, want at most 64 (one size class)", got)
-	}
-	if got := unsafe.Sizeof(linkedNode[string, []byte]{}); got > 88 {
-		t.Errorf("linkedNode[string, []byte] is %d bytes, want at most 88", got)
-	}
-	if got := unsafe.Sizeof(node[uint64, uint64]{}); got > 48 {
-		t.Errorf("node[uint64, uint64] (an unbounded shard's) is %d bytes, want at most 48 (one size class)", got)
-	}
-	if got := unsafe.Sizeof(node[string, []byte]{}); got > 80 {
-		t.Errorf("node[string, []byte] (an unbounded shard's) is %d bytes, want at most 80 (one size class)", got)
+	for _, tt := range []struct {
+		name      string
+		got, want uintptr
+	}{
+		{"linkedNode[uint64, uint64]", unsafe.Sizeof(entry[linkedNode[uint64, uint64], uint64]{}), 64},
+		{"linkedNode[string, []byte]", unsafe.Sizeof(entry[linkedNode[string, []byte], []byte]{}), 88},
+		{"node[uint64, uint64] (an unbounded shard's)", unsafe.Sizeof(entry[node[uint64, uint64], uint64]{}), 48},
+		{"node[string, []byte] (an unbounded shard's)", unsafe.Sizeof(entry[node[string, []byte], []byte]{}), 72},
+		// Boxed (see boxed): a value's slot is a pointer.
+		{"boxed linkedNode[string, []byte]", unsafe.Sizeof(entry[linkedNode[string, []byte], *[]byte]{}), 72},
+		{"boxed node[string, []byte]", unsafe.Sizeof(entry[node[string, []byte], *[]byte]{}), 56},
+		{"boxed linkedNode[uint64, string]", unsafe.Sizeof(entry[linkedNode[uint64, string], *string]{}), 64},
+	} {
+		if tt.got > tt.want {
+			t.Errorf("%s with its value is %d bytes, want at most %d", tt.name, tt.got, tt.want)
+		}
 	}
 	if got := unsafe.Offsetof(node[uint64, uint64]{}.timer); got != 0 {
 		t.Errorf("node.timer at offset %d, want 0 (nodeOf converts its address)", got)
@@ -171,16 +178,25 @@ func TestNodeFitsItsSizeClass(t *testing.T) {
 	if got := unsafe.Offsetof(linkedNode[uint64, uint64]{}.node); got != 0 {
 		t.Errorf("linkedNode.node at offset %d, want 0 (a *node is its linkedNode's address)", got)
 	}
-	// A word value is loaded and stored as one uint64 (see wordValue).
+	// A word value is loaded and stored as one uint64 (see wordValue), and
+	// a shard finds the slot at one offset whether boxed or not (see
+	// entry).
 	for _, off := range []uintptr{
-		unsafe.Offsetof(node[uint64, uint64]{}.value),
-		unsafe.Offsetof(node[string, int]{}.value),
-		unsafe.Offsetof(node[int8, float64]{}.value),
-		unsafe.Offsetof(node[[3]byte, time.Duration]{}.value),
+		unsafe.Offsetof(entry[node[uint64, uint64], uint64]{}.slot),
+		unsafe.Offsetof(entry[node[string, int], int]{}.slot),
+		unsafe.Offsetof(entry[linkedNode[int8, float64], float64]{}.slot),
+		unsafe.Offsetof(entry[weighedNode[[3]byte, time.Duration], time.Duration]{}.slot),
+		unsafe.Offsetof(entry[node[[3]byte, time.Duration], time.Duration]{}.slot),
 	} {
 		if off%8 != 0 {
-			t.Errorf("node.value at offset %d, want a multiple of 8", off)
+			t.Errorf("value slot at offset %d, want a multiple of 8", off)
 		}
+	}
+	if a, b := unsafe.Offsetof(entry[node[int8, [3]byte], [3]byte]{}.slot), unsafe.Offsetof(entry[node[int8, [3]byte], *[3]byte]{}.slot); a != b {
+		t.Errorf("value slot at offset %d inline, %d boxed; want one offset", a, b)
+	}
+	if a, b := unsafe.Offsetof(entry[linkedNode[string, bool], bool]{}.slot), unsafe.Offsetof(entry[linkedNode[string, bool], *bool]{}.slot); a != b {
+		t.Errorf("linked value slot at offset %d inline, %d boxed; want one offset", a, b)
 	}
 	if got := unsafe.Offsetof(weighedNode[uint64, uint64]{}.linkedNode); got != 0 {
 		t.Errorf("weighedNode.linkedNode at offset %d, want 0 (a *node is its weighedNode's address)", got)
@@ -202,8 +218,8 @@ func TestOverwriteReplacesTheNode(t *testing.T) {
 	s.mu.Lock()
 	live := o.live()
 	s.mu.Unlock()
-	if n == o || live || string(o.value) != "v1" || o.deadline() != d || string(n.value) != "v2" {
+	if n == o || live || string(s.valueOf(o)) != "v1" || o.deadline() != d || string(s.valueOf(n)) != "v2" {
 		t.Errorf("after an overwrite: new node %v (old %p), old live %v, old value %q deadline %v (was %v), new value %q; want a new node holding v2, the old dead with v1 and its deadline",
-			n != o, o, live, o.value, o.deadline(), d, n.value)
+			n != o, o, live, s.valueOf(o), o.deadline(), d, s.valueOf(n))
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -172,28 +173,62 @@ const (
 
 // runScript runs steps against a cache and the model in a synctest bubble
 // and fails at the first difference: a result, an event (synchronous ones
-// in order, expired ones as a set per sleep), Len, or an invariant.
+// in order, expired ones as a set per sleep), Len, or an invariant. It
+// runs them twice: with int values, which are word values on 64-bit
+// platforms (see wordValue), and with the same numbers as strings, which
+// are boxed when overwritten (see boxed), and with pointers to them, word
+// values stored as pointers (see pointerValue).
 func runScript(t *testing.T, limit int, steps []step) {
+	runScriptOf(t, limit, steps, func(v int) int { return v }, func(v int) int { return v })
+	runScriptOf(t, limit, steps, strconv.Itoa, func(v string) int { n, _ := strconv.Atoi(v); return n })
+	ptrs := map[int]*int{} // one pointer per number, so that == compares numbers
+	ptr := func(v int) *int {
+		if ptrs[v] == nil {
+			ptrs[v] = &v
+		}
+		return ptrs[v]
+	}
+	runScriptOf(t, limit, steps, ptr, func(v *int) int { return *v })
+}
+
+// runScriptOf is runScript with values of type V: val(i) is the value
+// numbered i, num its inverse.
+func runScriptOf[V comparable](t *testing.T, limit int, steps []step, val func(int) V, num func(V) int) {
 	synctest.Test(t, func(t *testing.T) {
-		rec := &recorder[int, int]{}
-		c, err := New(Options[int, int]{TTL: modelTTL, Limit: limit, Resolution: modelRes, OnEvict: rec.on})
+		rec := &recorder[int, V]{}
+		c, err := New(Options[int, V]{TTL: modelTTL, Limit: limit, Resolution: modelRes, OnEvict: rec.on})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer c.Close()
 		m := newModel(limit, modelRes)
-		m.chosen = rec.peek
+		// as returns the value numbered n, or the zero V if not ok.
+		as := func(n int, ok bool) V {
+			if !ok {
+				return *new(V)
+			}
+			return val(n)
+		}
+		nums := func(evs []Event[int, V]) []Event[int, int] {
+			var out []Event[int, int]
+			for _, e := range evs {
+				out = append(out, Event[int, int]{e.Key, num(e.Value), e.Reason})
+			}
+			return out
+		}
+		m.chosen = func() []Event[int, int] { return nums(rec.peek()) }
 		boom := errors.New("boom")
 		for i, s := range steps {
 			var want []Event[int, int]
 			v := i + 1
+			vv := val(v)
 			switch int(s.op) % numOps {
 			case 0:
-				c.Set(s.key, v)
+				c.Set(s.key, vv)
 				want = m.set(s.key, v, modelTTL)
 			case 1:
 				ttl := time.Duration(s.arg)
-				c.SetWithExpire(s.key, v, ttl)
+				c.SetWithExpire(s.key, vv, ttl)
 				want = m.set(s.key, v, ttl)
 			case 2:
 				c.Delete(s.key)
@@ -201,16 +236,16 @@ func runScript(t *testing.T, limit int, steps []step) {
 			case 3:
 				got, ok := c.Get(s.key)
 				wv, wok := m.get(s.key)
-				if got != wv || ok != wok {
-					t.Fatalf("step %d %v at %v: Get = %d, %v; want %d, %v", i, s, m.now, got, ok, wv, wok)
+				if got != as(wv, wok) || ok != wok {
+					t.Fatalf("step %d %v at %v: Get = %v, %v; want %d, %v", i, s, m.now, got, ok, wv, wok)
 				}
 			case 4, 5:
 				fail := int(s.op)%numOps == 5
-				got, err := c.Take(s.key, func() (int, error) {
+				got, err := c.Take(s.key, func() (V, error) {
 					if fail {
-						return 0, boom
+						return val(0), boom
 					}
-					return v, nil
+					return vv, nil
 				})
 				wv, wok := m.get(s.key)
 				var werr error
@@ -222,15 +257,15 @@ func runScript(t *testing.T, limit int, steps []step) {
 						want = m.set(s.key, v, modelTTL)
 					}
 				}
-				if got != wv || !errors.Is(err, werr) {
-					t.Fatalf("step %d %v at %v: Take = %d, %v; want %d, %v", i, s, m.now, got, err, wv, werr)
+				if got != as(wv, werr == nil) || !errors.Is(err, werr) {
+					t.Fatalf("step %d %v at %v: Take = %v, %v; want %d, %v", i, s, m.now, got, err, wv, werr)
 				}
 			case 6:
 				d := time.Duration(s.arg)
 				time.Sleep(d)
 				synctest.Wait()
 				want = m.advance(d)
-				got := rec.take()
+				got := nums(rec.take())
 				slices.SortFunc(got, func(a, b Event[int, int]) int { return cmp.Compare(a.Key, b.Key) })
 				if fmt.Sprint(got) != fmt.Sprint(want) {
 					t.Fatalf("step %d %v at %v: expired %v, want %v", i, s, m.now, got, want)
@@ -238,14 +273,18 @@ func runScript(t *testing.T, limit int, steps []step) {
 				want = nil
 				checkInvariants(t, c, limit, true)
 			case 7:
-				got := map[int]int{}
+				got := map[int]V{}
 				for k, v := range c.All() {
 					got[k] = v
 				}
-				if w := m.live(); fmt.Sprint(got) != fmt.Sprint(w) {
+				gotNums := map[int]int{}
+				for k, v := range got {
+					gotNums[k] = num(v)
+				}
+				if w := m.live(); fmt.Sprint(gotNums) != fmt.Sprint(w) {
 					t.Fatalf("step %d %v at %v: All = %v, want %v", i, s, m.now, got, w)
 				}
-				keys, values := map[int]int{}, map[int]int{}
+				keys, values := map[int]int{}, map[V]int{}
 				for k := range c.Keys() {
 					keys[k]++
 				}
@@ -263,29 +302,29 @@ func runScript(t *testing.T, limit int, steps []step) {
 				}
 				for v, n := range values {
 					if n != 0 {
-						t.Fatalf("step %d %v: Values yields %d more times %d than All", i, s, n, v)
+						t.Fatalf("step %d %v: Values yields %d more times %v than All", i, s, n, v)
 					}
 				}
 			case 8, 12:
 				got, ok := c.Peek(s.key)
 				left, lok := c.Remaining(s.key)
 				wv, wleft, wok := m.peek(s.key)
-				if got != wv || ok != wok || left != wleft || lok != wok {
-					t.Fatalf("step %d %v at %v: Peek, Remaining = %d, %v, %v, %v; want %d, %v, %v, %v",
+				if got != as(wv, wok) || ok != wok || left != wleft || lok != wok {
+					t.Fatalf("step %d %v at %v: Peek, Remaining = %v, %v, %v, %v; want %d, %v, %v, %v",
 						i, s, m.now, got, ok, left, lok, wv, wok, wleft, wok)
 				}
 			case 9:
-				got, loaded := c.GetOrSet(s.key, v)
+				got, loaded := c.GetOrSet(s.key, vv)
 				wv, wok := m.get(s.key)
 				if !wok {
 					wv = v
 					want = m.set(s.key, v, modelTTL)
 				}
-				if got != wv || loaded != wok {
-					t.Fatalf("step %d %v at %v: GetOrSet = %d, %v; want %d, %v", i, s, m.now, got, loaded, wv, wok)
+				if got != val(wv) || loaded != wok {
+					t.Fatalf("step %d %v at %v: GetOrSet = %v, %v; want %d, %v", i, s, m.now, got, loaded, wv, wok)
 				}
 			case 10:
-				stored := c.SetIfAbsent(s.key, v)
+				stored := c.SetIfAbsent(s.key, vv)
 				_, _, live := m.peek(s.key)
 				if !live {
 					want = m.set(s.key, v, modelTTL)
@@ -297,8 +336,8 @@ func runScript(t *testing.T, limit int, steps []step) {
 				c.Clear()
 				want = m.clear()
 				// Shard by shard, queue by queue: compared as sets.
+				got := nums(rec.take())
 				byKey := func(a, b Event[int, int]) int { return cmp.Compare(a.Key, b.Key) }
-				got := rec.take()
 				slices.SortStableFunc(got, byKey)
 				slices.SortStableFunc(want, byKey)
 				if fmt.Sprint(got) != fmt.Sprint(want) {
@@ -316,7 +355,7 @@ func runScript(t *testing.T, limit int, steps []step) {
 					t.Fatalf("step %d %v at %v: Touch = %v, want %v", i, s, m.now, ok, wok)
 				}
 			}
-			if got := rec.take(); fmt.Sprint(got) != fmt.Sprint(want) {
+			if got := nums(rec.take()); fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Fatalf("step %d %v at %v: events %v, want %v", i, s, m.now, got, want)
 			}
 			if got, w := c.Len(), len(m.m); got != w {

@@ -31,11 +31,12 @@ const (
 	// maxWheelInterval is the largest interval timingwheel accepts; a
 	// larger Resolution saturates to it.
 	maxWheelInterval = time.Duration(1 << 62)
-	// maxTTL caps TTLs, after jitter: about 2.3 years. A deadline fits
-	// a node's stamp (see maxDeadline, about 4.6 years since the cache was
-	// made) until the cache is about 2.3 years old; after that the
-	// longest deadlines saturate.
-	maxTTL = time.Duration(1 << 56)
+	// maxTTL caps TTLs, after jitter: about 1.1 years. A deadline fits
+	// a node's stamp (see maxDeadline, about 2.3 years since the cache was
+	// made) until the cache is about 1.1 years old; after that the
+	// longest deadlines saturate. (The stamp's deadline lost a bit to the
+	// boxed flag: it was 2.3 and 4.6 years.)
+	maxTTL = time.Duration(1 << 55)
 )
 
 // Options configures New. The zero value of each field except TTL means
@@ -44,9 +45,9 @@ type Options[K comparable, V any] struct {
 	// TTL is the time to live of entries written by Set and Take: an entry
 	// is never returned after TTL (times the jitter factor, see Jitter) has
 	// passed since it was last written. It must be positive. Every TTL,
-	// this one or a per-call ttl, is capped at about 2.3 years (2^56 ns)
+	// this one or a per-call ttl, is capped at about 1.1 years (2^55 ns)
 	// after jitter, so math.MaxInt64 means "until evicted or deleted, or
-	// 2.3 years".
+	// 1.1 years".
 	TTL time.Duration
 
 	// Limit is the maximum number of entries. When an insertion would

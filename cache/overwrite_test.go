@@ -1,7 +1,9 @@
 package cache
 
 import (
+	"hash/maphash"
 	"runtime"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -73,7 +75,8 @@ func TestExpiryWaitsForOverwriteInProgress(t *testing.T) {
 	c := newCache(t, Options[string, int64]{TTL: time.Hour})
 	c.Set("k", 1)
 	h := c.c.hash("k")
-	n := c.c.shardAt(h).tab.Get("k", h)
+	s := c.c.shardAt(h)
+	n := s.tab.Get("k", h)
 	st := n.lockWrite()
 	old := deadlineOf(st)
 	at := c.c.origin.Add(time.Duration(old + int64(time.Second)))
@@ -81,7 +84,7 @@ func TestExpiryWaitsForOverwriteInProgress(t *testing.T) {
 	left := make(chan time.Duration, 1)
 	go func() { left <- c.c.fire(&n.timer, at) }()
 	letRun()
-	n.writeInPlace(2, old+int64(2*time.Hour), false) // lets the bit go
+	s.writeInPlace(n, 2, nil, old+int64(2*time.Hour), false) // lets the bit go
 
 	done := make(chan struct{})
 	var got time.Duration
@@ -157,7 +160,8 @@ func TestGetOrSetWaitsForOverwriteInProgress(t *testing.T) {
 		c := newCache(t, Options[string, int64]{TTL: 1500 * time.Millisecond, Resolution: time.Second})
 		c.Set("k", 1)
 		h := c.c.hash("k")
-		n := c.c.shardAt(h).tab.Get("k", h)
+		s := c.c.shardAt(h)
+		n := s.tab.Get("k", h)
 		n.lockWrite() // an overwrite that found the entry live
 		time.Sleep(1600 * time.Millisecond)
 
@@ -171,7 +175,7 @@ func TestGetOrSetWaitsForOverwriteInProgress(t *testing.T) {
 			got <- result{v, loaded}
 		}()
 		letRun()
-		n.writeInPlace(2, c.c.now()+int64(time.Hour), false)
+		s.writeInPlace(n, 2, nil, c.c.now()+int64(time.Hour), false)
 		if r := <-got; r.v != 2 || !r.loaded {
 			t.Errorf("GetOrSet = %d, %v; want 2, true (the overwrite's value)", r.v, r.loaded)
 		}
@@ -193,7 +197,7 @@ func TestEvictionOfRevivedEntryIsNotExpired(t *testing.T) {
 	n := s.tab.Get("k", h)
 	judged := n.deadline() // the policy's clock: the entry looks expired
 	n.lockWrite()
-	n.writeInPlace(2, judged+int64(time.Hour), false) // the overwrite revives it
+	s.writeInPlace(n, 2, nil, judged+int64(time.Hour), false) // the overwrite revives it
 
 	var p pending[string, int64]
 	s.mu.Lock()
@@ -204,5 +208,129 @@ func TestEvictionOfRevivedEntryIsNotExpired(t *testing.T) {
 	}
 	if st := c.Stats(); st.Expired != 0 || st.Evicted != 1 {
 		t.Errorf("Expired %d, Evicted %d; want 0, 1", st.Expired, st.Evicted)
+	}
+}
+
+// TestBoxedOverwriteTakesNoShardLock is TestOverwriteTakesNoShardLock for
+// a value that is not a word: once its first overwrite has boxed it (see
+// boxed), a Set over it takes the node's write bit, not the shard lock.
+// Before boxes, every Set of a string value waited for the lock.
+func TestBoxedOverwriteTakesNoShardLock(t *testing.T) {
+	for _, limit := range []int{0, 1000} {
+		c := newCache(t, Options[string, string]{TTL: time.Hour, Limit: limit})
+		c.Set("k", "v1")
+		c.Set("k", "v2") // boxes it
+		s := c.c.shardAt(c.c.hash("k"))
+		s.mu.Lock()
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			c.Set("k", "v3")
+		}()
+		ok := returns(done)
+		if ok {
+			wantGet(t, c, "k", "v3", true)
+		}
+		s.mu.Unlock()
+		if !ok {
+			<-done
+			t.Fatalf("limit %d: Set over a boxed live value waited for the shard lock", limit)
+		}
+		if st := c.Stats(); st.Sets != 3 || st.Replaced != 2 {
+			t.Errorf("limit %d: Sets %d, Replaced %d; want 3, 2", limit, st.Sets, st.Replaced)
+		}
+	}
+}
+
+// TestFirstOverwriteBoxes: a new entry keeps a value that is not a word
+// inline, and a reader copies it without a lock, so it never changes: the
+// first overwrite replaces the node by a boxed one (see boxed). Later
+// writes with a later deadline store a new box in that node, arming and
+// cancelling nothing; an earlier deadline, from a write or a Touch, moves
+// the entry to a new boxed node, since a deadline never moves earlier
+// under a value written in place (see wordValue).
+func TestFirstOverwriteBoxes(t *testing.T) {
+	for _, limit := range []int64{0, 100} {
+		var s shard[string, string]
+		s.init(limit, false, maphash.MakeSeed(), new(atomic.Int64))
+		h := s.tab.Hash("k")
+		isBoxed := func(n *node[string, string]) bool { return n.stamp.Load()&boxed != 0 }
+		var p pending[string, string]
+		s.setLocked("k", h, "v1", 1, 0, 100, &p)
+		first := s.tab.Get("k", h)
+		if p.arm != first || isBoxed(first) {
+			t.Fatalf("limit %d: new key: armed %v, boxed %v; want the node armed, not boxed", limit, p.arm == first, isBoxed(first))
+		}
+
+		p = pending[string, string]{}
+		s.setLocked("k", h, "v2", 1, 10, 200, &p)
+		second := s.tab.Get("k", h)
+		if second == first || !isBoxed(second) || p.arm != second || p.cancel != first ||
+			first.live() || s.valueOf(first) != "v1" || s.valueOf(second) != "v2" {
+			t.Errorf("limit %d: first overwrite: new node %v boxed %v armed %v, old cancelled %v live %v holding %q, new holding %q; "+
+				"want a new boxed node armed holding v2, the old cancelled and dead holding v1",
+				limit, second != first, isBoxed(second), p.arm == second, p.cancel == first, first.live(), s.valueOf(first), s.valueOf(second))
+		}
+
+		p = pending[string, string]{}
+		s.setLocked("k", h, "v3", 1, 20, 300, &p)
+		if n := s.tab.Get("k", h); n != second || p.arm != nil || p.cancel != nil || s.valueOf(n) != "v3" || n.deadline() != 300 {
+			t.Errorf("limit %d: later deadline: same node %v, arm %v, cancel %v, value %q, deadline %d; want the same node holding v3 until 300, nothing armed or cancelled",
+				limit, n == second, p.arm, p.cancel, s.valueOf(n), n.deadline())
+		}
+		if want := (Event[string, string]{"k", "v2", Replaced}); p.event != want {
+			t.Errorf("limit %d: in-place overwrite: event %v, want %v", limit, p.event, want)
+		}
+
+		for _, tt := range []struct {
+			name  string
+			write func(p *pending[string, string])
+			value string
+		}{
+			{"Touch", func(p *pending[string, string]) { s.touchLocked("k", h, 30, 250, p) }, "v3"},
+			{"Set", func(p *pending[string, string]) { s.setLocked("k", h, "v4", 1, 40, 200, p) }, "v4"},
+		} {
+			old := s.tab.Get("k", h)
+			p = pending[string, string]{}
+			tt.write(&p)
+			n := s.tab.Get("k", h)
+			if n == old || !isBoxed(n) || p.arm != n || p.cancel != old || old.live() || s.valueOf(n) != tt.value {
+				t.Errorf("limit %d: earlier deadline by %s: new node %v boxed %v armed %v, old cancelled %v live %v, value %q; "+
+					"want a new boxed node armed holding %s, the old cancelled and dead",
+					limit, tt.name, n != old, isBoxed(n), p.arm == n, p.cancel == old, old.live(), s.valueOf(n), tt.value)
+			}
+		}
+	}
+}
+
+// TestPointerOverwriteAllocatesNothing: a value that is one pointer (a
+// *T, a map, a chan, a func) is a word value (see pointerValue): its
+// overwrite with a later deadline stores the pointer in the node, with no
+// box, no new node and no lock, from the entry's first overwrite on.
+func TestPointerOverwriteAllocatesNothing(t *testing.T) {
+	for _, limit := range []int{0, 1000} {
+		c := newCache(t, Options[string, *int]{TTL: time.Hour, Limit: limit})
+		a, b := new(int), new(int)
+		c.Set("k", a)
+		h := c.c.hash("k")
+		s := c.c.shardAt(h)
+		n := s.tab.Get("k", h)
+		flip := false
+		allocs := testing.AllocsPerRun(100, func() {
+			if flip = !flip; flip {
+				c.Set("k", b)
+			} else {
+				c.Set("k", a)
+			}
+		})
+		if allocs != 0 {
+			t.Errorf("limit %d: %v allocations per overwrite, want 0", limit, allocs)
+		}
+		if got := s.tab.Get("k", h); got != n || got.stamp.Load()&boxed != 0 {
+			t.Errorf("limit %d: overwrites replaced the node or boxed it", limit)
+		}
+		if v, ok := c.Get("k"); !ok || v != b {
+			t.Errorf("limit %d: Get = %p, %v; want %p, true", limit, v, ok, b)
+		}
 	}
 }

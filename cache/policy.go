@@ -305,7 +305,7 @@ func (s *shard[K, V]) evictLocked(n *node[K, V], reason Reason, now int64, p *pe
 		reason = Evicted
 	}
 	s.dropLocked(n, s.tab.Hash(k), st, reason)
-	ev := Event[K, V]{Key: k, Value: n.value, Reason: reason}
+	ev := Event[K, V]{Key: k, Value: s.valueAt(n, st), Reason: reason}
 	if p.event.Reason == 0 {
 		p.event = ev
 	} else {

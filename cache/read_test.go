@@ -288,17 +288,47 @@ func TestReaderNeverReturnsExpiredDuringOverwrite(t *testing.T) {
 // key's value or one whose bound is at or before the clock reading they
 // took before the Get.
 func TestWordValueReaderNeverReturnsExpired(t *testing.T) {
+	if !wordValue[uint64]() {
+		t.Fatal("uint64 is not a word value")
+	}
+	readerNeverReturnsExpired(t, func(v uint64) uint64 { return v }, func(v uint64) (uint64, bool) { return v, true })
+}
+
+// TestBoxedValueReaderNeverReturnsExpired is
+// TestWordValueReaderNeverReturnsExpired for a value that is not a word,
+// a [2]uint64, which its first overwrite boxes and later ones with a later
+// deadline store in place (a new box in the node, then the deadline; see
+// boxed): v and ^v, so that readers also fail on a torn value.
+func TestBoxedValueReaderNeverReturnsExpired(t *testing.T) {
+	if wordValue[[2]uint64]() {
+		t.Fatal("[2]uint64 is a word value")
+	}
+	readerNeverReturnsExpired(t, func(v uint64) [2]uint64 { return [2]uint64{v, ^v} },
+		func(v [2]uint64) (uint64, bool) { return v[0], v[1] == ^v[0] })
+}
+
+// TestPointerValueReaderNeverReturnsExpired is
+// TestWordValueReaderNeverReturnsExpired for a word value that is one
+// pointer (see pointerValue), stored in place without a box.
+func TestPointerValueReaderNeverReturnsExpired(t *testing.T) {
+	if !wordValue[*uint64]() || !pointerValue[*uint64]() {
+		t.Fatal("*uint64 is not a pointer word value")
+	}
+	readerNeverReturnsExpired(t, func(v uint64) *uint64 { return &v }, func(v *uint64) (uint64, bool) { return *v, true })
+}
+
+// readerNeverReturnsExpired runs the writer and readers of
+// TestWordValueReaderNeverReturnsExpired with values of type V: enc makes
+// the value of a number, dec gives it back and whether it is whole.
+func readerNeverReturnsExpired[V any](t *testing.T, enc func(uint64) V, dec func(V) (uint64, bool)) {
 	const keys = 4
 	writes := 400_000
 	if raceEnabled {
 		writes = 40_000
 	}
 	const ttl = 3 * time.Microsecond // Touch's: earlier than an hour, later than a nanosecond
-	c := newCache(t, Options[int, uint64]{TTL: ttl, Resolution: time.Millisecond})
+	c := newCache(t, Options[int, V]{TTL: ttl, Resolution: time.Millisecond})
 	in := c.c
-	if !wordValue[uint64]() {
-		t.Fatal("uint64 is not a word value")
-	}
 	bounds := make([]atomic.Int64, writes+1)
 	// A Touch that shortens a value's life: when it returned, and the
 	// bound of the deadline it gave (the latest such Touch of each value).
@@ -312,7 +342,7 @@ func TestWordValueReaderNeverReturnsExpired(t *testing.T) {
 		var last [keys]int // the write whose value each key holds, if any
 		for i := 1; i <= writes; i++ {
 			k := r.IntN(keys)
-			v := uint64(k)<<32 | uint64(i)
+			v := enc(uint64(k)<<32 | uint64(i))
 			switch i % 3 {
 			case 0:
 				c.SetWithExpire(k, v, time.Hour)
@@ -349,9 +379,14 @@ func TestWordValueReaderNeverReturnsExpired(t *testing.T) {
 			for !done.Load() {
 				k := r.IntN(keys)
 				before := in.now()
-				v, ok := c.Get(k)
+				got, ok := c.Get(k)
 				if !ok {
 					continue
+				}
+				v, whole := dec(got)
+				if !whole {
+					t.Errorf("Get(%d) = %v: torn value", k, got)
+					return
 				}
 				if int(v>>32) != k {
 					t.Errorf("Get(%d) returned key %d's value", k, v>>32)

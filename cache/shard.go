@@ -13,22 +13,24 @@ import (
 	"github.com/ttlkit/ttlkit/timingwheel"
 )
 
-// node is one entry: its wheel timer (whose payload is the key), its
-// stamp (deadline, the policy's read counter and queue) and its value, in
-// one allocation with, for a bounded shard, the policy's queue links (see
-// linkedNode), and its index slot in the shard's table. Nothing else is
-// allocated per entry.
+// node is one entry: its wheel timer (whose payload is the key) and its
+// stamp (deadline, the policy's read counter and queue), in one allocation
+// with, for a bounded shard, the policy's queue links (see linkedNode),
+// then the value's slot (see entry), and its index slot in the shard's
+// table. Nothing else is allocated per entry but, for an entry overwritten
+// since it was made, its value's box.
 //
-// Identity. A node belongs to one key and one value for its whole life:
-// both are written before the node is published (in the table, with an
-// atomic store) and never change, so a lock-free reader that finds a node
-// by its key can trust n.key() and n.value without further checks. A write
-// over a live entry replaces the node (see swapLocked), but for a word
-// value (8 bytes without pointers, see wordValue) with a later deadline,
-// which is stored in place, atomically, before the deadline, with the
-// write bit held (see lockWrite). A node leaves the
-// cache dead (replaced, deleted, evicted, expired or cleared) and is never
-// used again; nodes are not recycled, and neither are their timers.
+// Identity. A node belongs to one key for its whole life, written before
+// the node is published (in the table, with an atomic store), so a
+// lock-free reader that finds a node by its key can trust n.key(). Its
+// value changes in place only if it is a word value (8 bytes without
+// pointers, see wordValue) or boxed (see boxed), and then only with a
+// later deadline, stored after the value, with the write bit held (see
+// lockWrite). Any other write over a live entry replaces the node (see
+// swapLocked), and the new node is boxed unless its value is a word. A
+// node leaves the cache dead (replaced, deleted, evicted, expired or
+// cleared) and is never used again; nodes are not recycled, and neither
+// are their timers.
 //
 // Timer. The wheel links the node into its slots through timer, and hands
 // timer back to the expiry callback, which finds the node at the same
@@ -36,34 +38,45 @@ import (
 // key's hash: no back pointer, no second allocation. The Timer's payload,
 // timer.Value, is the key itself.
 //
-// Stamp. One atomic word holds deadline<<stampShift | writing | reads<<2 |
-// queue: the deadline in nanoseconds since the cache's origin, the write
-// bit (see lockWrite), the reads since the policy last looked (see
-// noteRead), and the queue the node is in, or dead. The value and the
-// deadline change, and the node dies, only with the write bit held; the
-// queue changes with the shard lock held. Readers add to reads and, with
-// sliding expiry, move the deadline, both by compare-and-swap on the word
-// they loaded, so a writer's change always stands.
+// Stamp. One atomic word holds deadline<<stampShift | boxed | writing |
+// reads<<2 | queue: the deadline in nanoseconds since the cache's
+// origin, whether the value is boxed (fixed when the node is
+// made), the write bit (see lockWrite), the reads since the policy last
+// looked (see noteRead), and the queue the node is in, or dead. The value
+// and the deadline change, and the node dies, only with the write bit
+// held; the queue changes with the shard lock held. Readers add to reads
+// and, with sliding expiry, move the deadline, both by compare-and-swap on
+// the word they loaded, so a writer's change always stands.
 //
 // Ownership. timer's links and deadline belong to the wheel's owner
 // goroutine; the links of a linkedNode are guarded by the shard lock.
 //
 // Shape. An unbounded shard has no policy: its nodes are bare. A bounded
 // shard's nodes are linkedNodes, with the queue links after the node, and
-// with a Weigher weighedNodes, with the weight after those.
+// with a Weigher weighedNodes, with the weight after those. The value's
+// slot follows the shape, at the shard's slotAt (see entry).
 //
 // Size. For uint64 keys and values a node is 48 bytes (the Timer 32, stamp
 // and value 16), 64 in a bounded shard (links 16), each one size class of
 // the allocator (a node with a value pointer, a separate read counter and
 // queue word, and links in every shard, took 80). For string keys and
 // []byte values it is 72 bytes (the 80 class), 88 in a bounded shard (the
-// 96 class), where a node and a boxed value took 80 + 24.
+// 96 class); boxed, 56 and 72 (the 64 and 80 classes) and a box of 24.
 type node[K comparable, V any] struct {
 	// timer must stay the first field: nodeOf converts its address.
 	timer timingwheel.Timer[K]
 
-	stamp atomic.Uint64 // deadline<<stampShift | writing | reads<<2 | queue; see node
-	value V             // never written after publication, but a word value (see wordValue)
+	stamp atomic.Uint64 // deadline<<stampShift | boxed | writing | reads<<2 | queue; see node
+}
+
+// entry is the allocation of a node: its shape N (node, linkedNode or
+// weighedNode) and the value's slot S, a V inline or, boxed, a *V (see
+// boxed). The slot's offset is the size of N in every case (each shape is
+// a multiple of 8 bytes, as the stamp's alignment makes it), so a shard
+// finds any node's slot at one offset (slotAt) whether it is boxed or not.
+type entry[N, S any] struct {
+	head N
+	slot S
 }
 
 // linkedNode is the shape of a node in a bounded shard: the node and,
@@ -111,17 +124,15 @@ const (
 	readsOne  = 1 << 2        // one read
 	readsMask = 15 * readsOne // reads, 0 to maxReads
 	writing   = 1 << 6        // the write bit (see lockWrite)
+	boxed     = 1 << 7        // the value is boxed (see boxed)
 	stampLow  = 1<<stampShift - 1
-	// stampShift leaves the deadline 57 bits: maxDeadline nanoseconds
-	// (about 4.6 years) since the cache was made.
-	stampShift  = 7
+	// stampShift leaves the deadline 56 bits: maxDeadline nanoseconds
+	// (about 2.3 years) since the cache was made.
+	stampShift  = 8
 	maxDeadline = 1<<(64-stampShift) - 1
 )
 
 func nodeKey[K comparable, V any](n *node[K, V]) K { return n.key() }
-
-// deadlineOf returns the deadline in stamp st.
-func deadlineOf(st uint64) int64 { return int64(st >> stampShift) }
 
 func (n *node[K, V]) deadline() int64 { return deadlineOf(n.stamp.Load()) }
 
@@ -194,34 +205,97 @@ func (n *node[K, V]) settled() uint64 {
 }
 
 // wordValue reports whether V is a word value: 8 bytes without pointers
-// (an int, uint64, float64, time.Duration...). A word value is stored and
-// loaded atomically as one uint64, so a write over a live entry can go in
-// place instead of replacing the node, under one rule that lets a
-// lock-free reader pair it with its own deadline or an earlier one: a
-// live node's deadline never moves earlier in place (an earlier deadline
-// replaces the node), and an in-place write stores the value before its
-// later deadline. A reader loads the stamp before the value (see lookup).
+// (an int, uint64, float64, time.Duration...) or one pointer (a *T, a
+// map, a chan, a func; see pointerValue). A word value is stored and
+// loaded atomically, as one uint64 or one pointer, so a write over a live
+// entry can go in place instead of replacing the node, under one rule
+// that lets a lock-free reader pair it with its own deadline or an
+// earlier one: a live node's deadline never moves earlier in place (an
+// earlier deadline replaces the node), and an in-place write stores the
+// value before its later deadline. A reader loads the stamp before the
+// value (see lookup).
 func wordValue[V any]() bool {
 	var v V
-	return unsafe.Sizeof(v) == 8 && !hasPointers(reflect.TypeFor[V]())
+	return unsafe.Sizeof(v) == 8 && !hasPointers(reflect.TypeFor[V]()) || pointerValue[V]()
 }
 
-// loadWord returns a word value's node's value, loaded atomically: for a
-// lock-free reader (see wordValue). The value is 8-byte aligned: it follows
-// the Timer and the stamp, both multiples of 8 bytes, in an allocation of
-// at least 8-byte alignment.
-func (n *node[K, V]) loadWord() V {
-	w := atomic.LoadUint64((*uint64)(unsafe.Pointer(&n.value)))
-	return *(*V)(unsafe.Pointer(&w))
+// pointerValue reports whether V is one pointer: a value of a pointer's
+// size that holds a pointer can hold nothing else.
+func pointerValue[V any]() bool {
+	var v V
+	return unsafe.Sizeof(v) == unsafe.Sizeof(uintptr(0)) && hasPointers(reflect.TypeFor[V]())
 }
 
-// writeInPlace stores value, a word value, in n, whose write bit the
-// caller holds, and lets the bit go with deadline, which is later than
-// n's (see wordValue), and, with use set, one more read (saturating). It
-// returns the value replaced.
-func (n *node[K, V]) writeInPlace(value V, deadline int64, use bool) V {
-	old := n.loadWord()
-	atomic.StoreUint64((*uint64)(unsafe.Pointer(&n.value)), *(*uint64)(unsafe.Pointer(&value)))
+// boxed values. A value that is not a word is kept inline in the node it
+// was made with, and never changes there, so that a lock-free reader can
+// copy it without tearing. A write over it replaces the node (see
+// swapLocked) with a boxed one: its slot points to the value, in a box of
+// its own that never changes after it is published, and later writes with
+// a later deadline store a new box in the slot, as a word value is
+// stored: atomically, before the deadline, with the write bit held. So an
+// entry that is written once pays nothing for boxes, and one written again
+// and again pays a box per write, no node, no lock and no wheel command.
+// Whether a node is boxed is fixed when it is made, in its stamp.
+
+// slot returns the address of n's value slot (see entry).
+func (s *shard[K, V]) slot(n *node[K, V]) unsafe.Pointer {
+	return unsafe.Add(unsafe.Pointer(n), s.slotAt)
+}
+
+// valueOf returns n's value: loaded atomically if it is a word value or
+// boxed, which an overwrite may store without the shard lock.
+func (s *shard[K, V]) valueOf(n *node[K, V]) V { return s.valueAt(n, n.stamp.Load()) }
+
+// valueAt is valueOf for a reader that has loaded st from n's stamp.
+func (s *shard[K, V]) valueAt(n *node[K, V], st uint64) V {
+	p := s.slot(n)
+	switch {
+	case st&boxed != 0:
+		return *(*atomic.Pointer[V])(p).Load()
+	case s.pointer:
+		w := atomic.LoadPointer((*unsafe.Pointer)(p))
+		return *(*V)(unsafe.Pointer(&w))
+	case s.word:
+		w := atomic.LoadUint64((*uint64)(p))
+		return *(*V)(unsafe.Pointer(&w))
+	}
+	return *(*V)(p)
+}
+
+// inPlace reports whether a write of n, whose stamp is st, may store its
+// value in place: a word value or a boxed one.
+func (s *shard[K, V]) inPlace(st uint64) bool { return s.word || st&boxed != 0 }
+
+// boxOf returns what writeInPlace stores for value: nil for a word value,
+// else a new box holding it. It allocates, so it runs before the write bit
+// is taken.
+func (s *shard[K, V]) boxOf(value V) *V {
+	if s.word {
+		return nil
+	}
+	b := new(V)
+	*b = value
+	return b
+}
+
+// writeInPlace stores value, a word value, or box, its box (see boxOf),
+// in n, whose write bit the caller holds and which inPlace allows, and
+// lets the bit go with deadline, which is later than n's (see wordValue),
+// and, with use set, one more read (saturating). It returns the value
+// replaced.
+func (s *shard[K, V]) writeInPlace(n *node[K, V], value V, box *V, deadline int64, use bool) V {
+	p := s.slot(n)
+	var old V
+	switch {
+	case box != nil:
+		old = *(*atomic.Pointer[V])(p).Swap(box)
+	case s.pointer:
+		w := atomic.SwapPointer((*unsafe.Pointer)(p), *(*unsafe.Pointer)(unsafe.Pointer(&value)))
+		old = *(*V)(unsafe.Pointer(&w))
+	default:
+		w := atomic.SwapUint64((*uint64)(p), *(*uint64)(unsafe.Pointer(&value)))
+		old = *(*V)(unsafe.Pointer(&w))
+	}
 	for {
 		st := n.stamp.Load()
 		next := st&(stampLow&^writing) | stampOf(deadline)
@@ -232,15 +306,6 @@ func (n *node[K, V]) writeInPlace(value V, deadline int64, use bool) V {
 			return old
 		}
 	}
-}
-
-// valueOf returns n's value, loaded atomically if it is a word value,
-// which an overwrite may store without the shard lock.
-func (s *shard[K, V]) valueOf(n *node[K, V]) V {
-	if s.word {
-		return n.loadWord()
-	}
-	return n.value
 }
 
 // hasPointers reports whether values of type t can hold pointers (and so
@@ -313,6 +378,8 @@ type shard[K comparable, V any] struct {
 	limit   int64               // the shard's share of Limit or MaxWeight; 0 = unbounded
 	weighed bool                // weights come from a Weigher
 	word    bool                // V is a word value (see wordValue): later overwrites go in place
+	pointer bool                // the word is one pointer (see pointerValue)
+	slotAt  uintptr             // the offset of a node's value slot (see entry)
 	sk      sketch              // made when a bounded shard is half full
 	inserts int                 // new keys since the last climb
 	spares  int                 // what makeRoomLocked may still spare
@@ -340,11 +407,20 @@ type shard[K comparable, V any] struct {
 
 func (s *shard[K, V]) init(limit int64, weighed bool, seed maphash.Seed, frac *atomic.Int64) {
 	s.word = wordValue[V]()
+	s.pointer = pointerValue[V]()
 	s.tab.InitSeed(nodeKey[K, V], 0, seed)
 	s.resetQueuesLocked()
 	s.limit = limit
 	s.weighed = weighed
 	s.frac = frac
+	switch {
+	case weighed:
+		s.slotAt = unsafe.Offsetof(entry[weighedNode[K, V], V]{}.slot)
+	case limit > 0:
+		s.slotAt = unsafe.Offsetof(entry[linkedNode[K, V], V]{}.slot)
+	default:
+		s.slotAt = unsafe.Offsetof(entry[node[K, V], V]{}.slot)
+	}
 }
 
 // resetQueuesLocked empties the queues without visiting their nodes.
@@ -375,27 +451,59 @@ func (s *shard[K, V]) each(f func(*node[K, V])) {
 
 // newNodeLocked returns an unpublished node for key holding value with
 // the given deadline and weight, in the shape the shard needs (see
-// linkedNode and weighedNode), reads counted as given and queue window.
-func (s *shard[K, V]) newNodeLocked(key K, value V, w, deadline int64, reads uint64) *node[K, V] {
+// linkedNode and weighedNode), boxed if box is set (see boxed), reads
+// counted as given and queue window.
+func (s *shard[K, V]) newNodeLocked(key K, value V, w, deadline int64, reads uint64, box bool) *node[K, V] {
 	var n *node[K, V]
 	switch {
+	case s.weighed && box:
+		n = alloc[K, V, weighedNode[K, V], *V]()
 	case s.weighed:
-		wn := &weighedNode[K, V]{weight: w}
-		n = &wn.node
+		n = alloc[K, V, weighedNode[K, V], V]()
+	case s.limit > 0 && box:
+		n = alloc[K, V, linkedNode[K, V], *V]()
 	case s.limit > 0:
-		n = &new(linkedNode[K, V]).node
+		n = alloc[K, V, linkedNode[K, V], V]()
+	case box:
+		n = alloc[K, V, node[K, V], *V]() // no policy, no queue
 	default:
-		n = new(node[K, V]) // no policy, no queue
+		n = alloc[K, V, node[K, V], V]()
+	}
+	if s.weighed {
+		(*weighedNode[K, V])(unsafe.Pointer(n)).weight = w
 	}
 	n.timer.Value = key
-	n.value = value
+	if box {
+		reads |= boxed
+	}
+	s.fill(n, value, box)
 	n.stamp.Store(stampOf(deadline) | reads)
 	return n
 }
 
+// fill stores value in the slot of n, which is not published yet: in a
+// new box if box is set.
+func (s *shard[K, V]) fill(n *node[K, V], value V, box bool) {
+	if box {
+		b := new(V)
+		*b = value
+		*(**V)(s.slot(n)) = b
+	} else {
+		*(*V)(s.slot(n)) = value
+	}
+}
+
+// alloc returns a new node of shape N with a value slot S (see entry).
+func alloc[K comparable, V, N, S any]() *node[K, V] {
+	return (*node[K, V])(unsafe.Pointer(new(entry[N, S])))
+}
+
 // stampOf returns the stamp of deadline d, which saturates at maxDeadline
-// (reached only by a cache older than about 2.3 years: see maxTTL).
+// (reached only by a cache older than about 1.1 years: see maxTTL).
 func stampOf(d int64) uint64 { return uint64(min(d, maxDeadline)) << stampShift }
+
+// deadlineOf returns the deadline in stamp st.
+func deadlineOf(st uint64) int64 { return int64(st >> stampShift) }
 
 // dropLocked takes n, just killed with its last stamp st, out of the
 // shard's table and queue, and counts it under reason.
@@ -469,7 +577,7 @@ func (s *shard[K, V]) setLocked(key K, h uint64, value V, w, now, deadline int64
 			p.climb = true
 		}
 	}
-	n := s.newNodeLocked(key, value, w, deadline, 0)
+	n := s.newNodeLocked(key, value, w, deadline, 0, false)
 	s.tab.Put(n, h)
 	if s.limit > 0 {
 		s.pushFrontLocked(n, window)
@@ -478,18 +586,19 @@ func (s *shard[K, V]) setLocked(key K, h uint64, value V, w, now, deadline int64
 }
 
 // replaceLocked is setLocked for a key whose node o (whose hash is h) is in
-// the shard. A word value with a later deadline is written in place (see
-// writeInPlaceLocked); otherwise swapLocked replaces o by a new node.
+// the shard. A word or boxed value with a later deadline is written in
+// place (see writeInPlace); otherwise swapLocked replaces o by a new node.
 // Either way the write counts as a use for the policy.
 func (s *shard[K, V]) replaceLocked(o *node[K, V], h uint64, value V, w, now, deadline int64, p *pending[K, V]) {
 	// The event first: evictions that make room for a new weight follow it
 	// (see evictLocked).
 	p.event = Event[K, V]{Key: o.key(), Reason: Replaced}
 	var st uint64
-	if s.word && s.weightOf(o) == w {
+	if s.inPlace(o.stamp.Load()) && s.weightOf(o) == w {
+		box := s.boxOf(value) // before the bit: it allocates
 		st = o.lockWrite()
 		if deadline > deadlineOf(st) {
-			p.event.Value = o.writeInPlace(value, deadline, s.limit > 0)
+			p.event.Value = s.writeInPlace(o, value, box, deadline, s.limit > 0)
 			// A later deadline: the expiry callback re-arms when it fires.
 		} else {
 			o.unlockWrite(0, 0)
@@ -507,22 +616,28 @@ func (s *shard[K, V]) replaceLocked(o *node[K, V], h uint64, value V, w, now, de
 // swapLocked kills o and makes a new node with value (o's last one, with
 // keep set), weight w and deadline take o's place in the table and in its
 // queue, with o's reads and, in a bounded shard, one more (a write or a
-// touch is a use; the policy sees it at its next look). It returns o's
-// last value and stamp. A reader that found o before returns o's value,
-// as of before the swap; one that looks later finds the new node. The new
-// node's timer is armed, o's cancelled: both after the unlock.
+// touch is a use; the policy sees it at its next look). The new node is
+// boxed unless V is a word (see boxed): its next write goes in place. It
+// returns o's last value and stamp. A reader that found o before returns
+// o's value, as of before the swap; one that looks later finds the new
+// node. The new node's timer is armed, o's cancelled: both after the
+// unlock.
 func (s *shard[K, V]) swapLocked(o *node[K, V], h uint64, value V, keep bool, w, now, deadline int64, p *pending[K, V]) (V, uint64) {
 	// Allocated before o's write bit is taken: the allocator may make
 	// this goroutine assist the collector.
-	n := s.newNodeLocked(o.key(), value, w, deadline, 0)
+	box := !s.word
+	n := s.newNodeLocked(o.key(), value, w, deadline, 0, box)
 	st := o.killLocked() // first: its value no longer changes
-	old := o.value
+	old := s.valueAt(o, st)
 	if keep {
-		n.value = old
+		s.fill(n, old, box)
 	}
 	reads := st & readsMask
 	if s.limit > 0 && reads < readsMask {
 		reads += readsOne
+	}
+	if box {
+		reads |= boxed
 	}
 	n.stamp.Store(stampOf(deadline) | reads)
 	s.tab.Put(n, h)
@@ -558,14 +673,15 @@ func (s *shard[K, V]) touchLocked(key K, h uint64, now, deadline int64, p *pendi
 	if n == nil {
 		return false
 	}
-	old := deadlineOf(n.lockWrite()) // after now: see settled
+	st := n.lockWrite() // after now: see settled
+	old := deadlineOf(st)
 	if old <= now {
 		n.unlockWrite(0, 0)
 		return false
 	}
-	if s.word && deadline < old {
-		// A word value's deadline never moves earlier in place (see
-		// wordValue): the entry moves to a new node.
+	if s.inPlace(st) && deadline < old {
+		// The deadline of a value written in place never moves earlier
+		// (see wordValue): the entry moves to a new node.
 		n.unlockWrite(0, 0)
 		s.swapLocked(n, h, *new(V), true, s.weightOf(n), now, deadline, p)
 		return true
@@ -592,7 +708,7 @@ func (s *shard[K, V]) deleteLocked(key K, h uint64, now int64, p *pending[K, V])
 		return false
 	}
 	st := n.killLocked()
-	p.event = Event[K, V]{Key: key, Value: n.value, Reason: Deleted}
+	p.event = Event[K, V]{Key: key, Value: s.valueAt(n, st), Reason: Deleted}
 	if deadlineOf(st) <= now {
 		p.event.Reason = Expired
 	}
@@ -608,11 +724,12 @@ func (s *shard[K, V]) deleteLocked(key K, h uint64, now int64, p *pending[K, V])
 func (s *shard[K, V]) clearLocked(now int64, report bool, events []Event[K, V], removed []*node[K, V]) ([]Event[K, V], []*node[K, V]) {
 	s.each(func(n *node[K, V]) {
 		reason := Deleted
-		if deadlineOf(n.killLocked()) <= now {
+		st := n.killLocked()
+		if deadlineOf(st) <= now {
 			reason = Expired
 		}
 		if report {
-			events = append(events, Event[K, V]{Key: n.key(), Value: n.value, Reason: reason})
+			events = append(events, Event[K, V]{Key: n.key(), Value: s.valueAt(n, st), Reason: reason})
 		}
 		if s.limit > 0 {
 			l := n.links()
