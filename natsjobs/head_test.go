@@ -30,7 +30,7 @@ func TestHeadMarkerBelowCursor(t *testing.T) {
 		if got := recv(t, done, "run of "+id); got != id {
 			t.Fatalf("%s: ran %s, want %s", when, got, id)
 		}
-		if st := statsSettle(t, c, Stats{}); st != (Stats{}) {
+		if st := statsNow(t, c); st != (Stats{}) { // OnFinish: acknowledged
 			t.Fatalf("%s: Stats = %+v, want none", when, st)
 		}
 		s, err := c.js.Stream(ctx, workStream("q"))

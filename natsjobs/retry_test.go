@@ -49,7 +49,7 @@ func TestRetryThenDeadLetterOnce(t *testing.T) {
 	if err != nil || len(list) != 1 || list[0].Job.ID != "a" || list[0].Attempts != 3 {
 		t.Fatalf("DeadLetters = %+v, %v; want one letter for a with 3 attempts", list, err)
 	}
-	if st := statsSettle(t, c, Stats{Dead: 1}); st != (Stats{Dead: 1}) {
+	if st := statsNow(t, c); st != (Stats{Dead: 1}) { // Work returned
 		t.Errorf("Stats = %+v; want only Dead: 1", st)
 	}
 
@@ -117,7 +117,9 @@ func TestLongRetryDelayIsRescheduled(t *testing.T) {
 	}
 	// The schedule fires scheduleLead before the retry is due, so for
 	// about delay-scheduleLead the job is pending on the server.
-	if st := statsSettle(t, c, Stats{Pending: 1}); st != (Stats{Pending: 1}) {
+	// OnFinish reported it once the schedule was stored and the delivery
+	// acknowledged.
+	if st := statsNow(t, c); st != (Stats{Pending: 1}) {
 		t.Errorf("Stats between attempts = %+v; want Pending: 1", st)
 	}
 	second := recv(t, runs, "retry")
@@ -159,13 +161,14 @@ func TestCrashLoopGoesToDeadLetters(t *testing.T) {
 	}
 	dead := make(chan DeadLetter, 4)
 	ran := make(chan Run, 4)
-	work(t, c, "q", func(ctx context.Context, r Run) error { ran <- r; return nil },
+	stop := work(t, c, "q", func(ctx context.Context, r Run) error { ran <- r; return nil },
 		WorkOptions{Retry: retry, DeadLetter: func(d DeadLetter) { dead <- d }})
 	d := recv(t, dead, "dead letter of the crash-looping job")
 	if d.Job.ID != "loop" || d.Attempts != 2 || string(d.Job.Payload) != "x" {
 		t.Errorf("dead letter %+v, want loop, 2 attempts, payload x", d)
 	}
-	if st := statsSettle(t, c, Stats{Dead: 1}); st != (Stats{Dead: 1}) {
+	stop() // DeadLetter runs before the delivery's acknowledgement; Work waits for it
+	if st := statsNow(t, c); st != (Stats{Dead: 1}) {
 		t.Errorf("Stats = %+v; want only Dead: 1 (the job left the work stream)", st)
 	}
 	if len(ran) != 0 {
@@ -237,7 +240,7 @@ func TestLeftoverAdvisoryStreamBuried(t *testing.T) {
 	if ci, err := c.js.Consumer(ctx, workStream("q"), workerConsumer); err != nil || ci.CachedInfo().Config.MaxDeliver != -1 {
 		t.Errorf("consumer after Work: %v; want MaxDeliver -1", err)
 	}
-	if st := statsSettle(t, c, Stats{Dead: 1}); st != (Stats{Dead: 1}) {
+	if st := statsNow(t, c); st != (Stats{Dead: 1}) { // Work returned
 		t.Errorf("Stats = %+v; want only Dead: 1", st)
 	}
 }
@@ -416,6 +419,8 @@ func TestCancelWhileRunning(t *testing.T) {
 			if tc.name != "ShortRetry" && e.Outcome != jobs.Canceled {
 				t.Errorf("outcome %v, want %v", e.Outcome, jobs.Canceled)
 			}
+			// A withdrawn job's nak or acknowledgement is not confirmed
+			// (statsSettle).
 			if st := statsSettle(t, c, Stats{}); st != (Stats{}) {
 				t.Errorf("Stats = %+v; want nothing left", st)
 			}

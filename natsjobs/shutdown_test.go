@@ -101,7 +101,7 @@ func TestShutdownAbandonsStuckHandler(t *testing.T) {
 	}
 	close(release)
 	<-returned
-	if st := statsSettle(t, c, Stats{}); st != (Stats{}) {
+	if st := statsNow(t, c); st != (Stats{}) {
 		t.Errorf("Stats = %+v, want none", st)
 	}
 	select {
@@ -271,7 +271,7 @@ func TestHandlerLongerThanTimeout(t *testing.T) {
 	if e := recv(t, finished, "outcome"); e.Outcome != jobs.Succeeded {
 		t.Fatalf("outcome %v (%v), want Succeeded", e.Outcome, e.Err)
 	}
-	if st := statsSettle(t, c, Stats{}); st != (Stats{}) {
+	if st := statsNow(t, c); st != (Stats{}) {
 		t.Errorf("Stats = %+v, want none", st)
 	}
 }
@@ -304,7 +304,7 @@ func TestShutdownProcess(t *testing.T) {
 			t.Errorf("run in child %d as %s, want child 1, attempt1", e.child, e.payload)
 		}
 	}
-	if st := statsSettle(t, c, Stats{}); st != (Stats{}) {
+	if st := statsNow(t, c); st != (Stats{}) {
 		t.Errorf("Stats = %+v, want none", st)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ttlkit/ttlkit/jobs"
 )
 
 // enqueueAs stores j the way named: "now" (ready), "later" (a schedule),
@@ -71,7 +73,8 @@ func TestUniqueRunningAndDone(t *testing.T) {
 	c := open(t, Config{})
 	ctx := context.Background()
 	started, release := make(chan struct{}, 1), make(chan struct{})
-	runs := runsOf(t, c, WorkOptions{}, func(ctx context.Context, r Run) error {
+	hooks, finished := outcomes()
+	runs := runsOf(t, c, WorkOptions{Hooks: hooks}, func(ctx context.Context, r Run) error {
 		if string(r.Payload) == "1" {
 			started <- struct{}{}
 			<-release
@@ -86,8 +89,15 @@ func TestUniqueRunningAndDone(t *testing.T) {
 		t.Errorf("Keep while running = %v, want ErrExists", err)
 	}
 	close(release)
-	recv(t, runs, "first run")
-	if st := statsSettle(t, c, Stats{}); st != (Stats{}) {
+	if got := recv(t, runs, "first run"); got != "a 1" {
+		t.Fatalf("ran %q, want %q", got, "a 1")
+	}
+	// OnFinish: the server confirmed the acknowledgement, which removed
+	// the job's message.
+	if e := recv(t, finished, "outcome of the first run"); e.Outcome != jobs.Succeeded {
+		t.Fatalf("outcome %v (%v), want Succeeded", e.Outcome, e.Err)
+	}
+	if st := statsNow(t, c); st != (Stats{}) {
 		t.Fatalf("Stats = %+v, want none", st)
 	}
 	if err := c.Enqueue(ctx, Job{Queue: "q", ID: "a", Payload: []byte("3"), Unique: Refuse}); err != nil {

@@ -192,9 +192,15 @@ func TestHeldDeliveriesNotCapped(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	held := make(chan string, n)
+	testHookHeld = func(id string, _ time.Time) { held <- id }
+	t.Cleanup(func() { testHookHeld = nil })
 	work(t, c, "q", func(context.Context, Run) error { return nil }, WorkOptions{Concurrency: 1})
+	for range n {
+		recv(t, held, "held delivery")
+	}
 	want := Stats{Running: n}
-	if st := statsSettle(t, c, want); st != want {
+	if st := statsNow(t, c); st != want {
 		t.Errorf("Stats = %+v, want all %d held by the worker", st, n)
 	}
 }

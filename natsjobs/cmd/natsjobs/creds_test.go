@@ -129,7 +129,7 @@ func TestCreds(t *testing.T) {
 		t.Fatal(err)
 	}
 	u := "--url=" + srv.ClientURL()
-	settled(t, `(?m)^q +active +0 +1 `, u, "--creds", good, "queues")
+	want(t, 0, []string{`(?m)^q +active +0 +1 `}, u, "--creds", good, "queues")
 	want(t, 0, []string{`(?m)^state: +pending$`, `hello`}, u, "--creds", good, "show", "q", "j-1")
 	want(t, 3, []string{`[Aa]uthorization [Vv]iolation`}, u, "--creds", bad, "queues")
 	want(t, 3, []string{`[Aa]uthorization [Vv]iolation`}, u, "queues")
