@@ -3,6 +3,7 @@ package natsjobs
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -307,4 +308,135 @@ func TestShutdownProcess(t *testing.T) {
 	if st := statsNow(t, c); st != (Stats{}) {
 		t.Errorf("Stats = %+v, want none", st)
 	}
+}
+
+// Work stops in the middle of a burst, with a delivery in each place it
+// can be: held in the wheel until due, running a handler that finishes
+// within the grace, running one that returns once its ctx is cancelled,
+// running one that ignores its ctx (abandoned), and waiting on the server.
+// Nothing is lost and nothing counts as failed: the first Work reports no
+// outcome but Succeeded and stores no dead letter; a second Work runs
+// every other job, each as its attempt 1 and at or after its time, and
+// none that the first one reported Succeeded.
+func TestShutdownMidBurstLosesNothing(t *testing.T) {
+	c := open(t, Config{Timeout: time.Second})
+	ctx := context.Background()
+	const n, later, concurrency = 300, 20, 8
+	total := n + later
+	held := heldCh(t)
+	// The first Work: "c" jobs wait for their ctx, "s" jobs ignore it until
+	// the test ends, the others succeed at once.
+	release := make(chan struct{})
+	defer close(release)
+	blocked, causes := make(chan string, total), make(chan error, total)
+	first := make(chan jobs.Event, total)
+	dead := make(chan DeadLetter, total)
+	stop, done := startWork(t, c, func(ctx context.Context, r Run) error {
+		switch r.ID[0] {
+		case 'c':
+			blocked <- r.ID
+			<-ctx.Done()
+			causes <- context.Cause(ctx)
+			return ctx.Err()
+		case 's':
+			blocked <- r.ID
+			<-release
+			return errors.New("returned after its Work stopped")
+		}
+		return nil
+	}, WorkOptions{Concurrency: concurrency, Grace: 100 * time.Millisecond,
+		Hooks:      jobs.Hooks{OnFinish: func(e jobs.Event) { first <- e }},
+		DeadLetter: func(d DeadLetter) { dead <- d }})
+	due := time.Now().Add(900 * time.Millisecond) // within scheduleLead: handed out at once, held
+	for i := range later {
+		if err := c.EnqueueAt(ctx, Job{Queue: "q", ID: fmt.Sprint("h", i)}, due); err != nil {
+			t.Fatal(err)
+		}
+	}
+	batch := make([]Job, n)
+	for i := range batch {
+		kind := "f"
+		switch i % 10 {
+		case 0:
+			kind = "s"
+		case 1, 2:
+			kind = "c"
+		}
+		batch[i] = Job{Queue: "q", ID: fmt.Sprint(kind, i)}
+	}
+	if err := c.EnqueueBatch(ctx, time.Time{}, batch...); err != nil {
+		t.Fatal(err)
+	}
+	// Every runner is taken by a handler that does not finish, and the
+	// later jobs are held: the first Work takes nothing more.
+	for range concurrency {
+		recv(t, blocked, "blocked handler")
+	}
+	for range later {
+		recv(t, held, "held delivery")
+	}
+	stop()
+	if err := recv(t, done, "Work's return"); err != nil {
+		t.Fatalf("Work = %v, want nil", err)
+	}
+	succeeded := map[string]bool{}
+	for len(first) > 0 {
+		e := <-first
+		if e.Outcome != jobs.Succeeded {
+			t.Errorf("first Work: %s %v (%v), want only Succeeded outcomes", e.ID, e.Outcome, e.Err)
+		}
+		succeeded[e.ID] = true
+	}
+	if len(dead) > 0 {
+		t.Errorf("first Work stored dead letter %+v, want none", <-dead)
+	}
+	for len(causes) > 0 {
+		if err := <-causes; !errors.Is(err, ErrShutdown) {
+			t.Errorf("cancelled handler's cause %v, want ErrShutdown", err)
+		}
+	}
+	// The second Work runs the rest.
+	type run struct {
+		id      string
+		attempt int
+		started time.Time
+	}
+	runs := make(chan run, total)
+	second := make(chan jobs.Event, total)
+	work(t, c, "q", func(ctx context.Context, r Run) error {
+		runs <- run{r.ID, r.Attempt, r.Started}
+		return nil
+	}, WorkOptions{Concurrency: concurrency, Hooks: jobs.Hooks{OnFinish: func(e jobs.Event) { second <- e }}})
+	for left := total - len(succeeded); left > 0; left-- {
+		if e := recv(t, second, "outcome in the second Work"); e.Outcome != jobs.Succeeded {
+			t.Errorf("second Work: %s %v (%v), want Succeeded", e.ID, e.Outcome, e.Err)
+		}
+	}
+	ran := map[string]int{}
+	for len(runs) > 0 {
+		r := <-runs
+		ran[r.id]++
+		switch {
+		case succeeded[r.id]:
+			t.Errorf("%s ran again after its success was confirmed", r.id)
+		case r.attempt != 1:
+			t.Errorf("%s ran as attempt %d, want 1: the shutdown counted an attempt", r.id, r.attempt)
+		case r.id[0] == 'h' && r.started.Before(due):
+			t.Errorf("%s started %v before its time", r.id, due.Sub(r.started))
+		}
+	}
+	for i := range later {
+		if id := fmt.Sprint("h", i); !succeeded[id] && ran[id] != 1 {
+			t.Errorf("held job %s ran %d times in the second Work, want 1", id, ran[id])
+		}
+	}
+	for _, j := range batch {
+		if !succeeded[j.ID] && ran[j.ID] != 1 {
+			t.Errorf("job %s ran %d times in the second Work, want 1", j.ID, ran[j.ID])
+		}
+	}
+	if st := statsNow(t, c); st != (Stats{}) {
+		t.Errorf("Stats = %+v, want none", st)
+	}
+	t.Logf("first Work: %d succeeded; second Work: %d runs", len(succeeded), len(ran))
 }
