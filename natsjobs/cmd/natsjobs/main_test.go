@@ -329,3 +329,84 @@ func TestNkey(t *testing.T) {
 	want(t, 3, []string{`[Aa]uthorization [Vv]iolation`}, u, "--nkey", bad, "queues")
 	want(t, 2, []string{`--nkey`}, u, "--nkey", filepath.Join(dir, "missing.nk"), "queues")
 }
+
+// Every command's --json output, as a script reads it: show, cancel
+// (with one ID missing: exit code 4 and the JSON still printed), pause
+// and resume, dead redrive and rm.
+func TestJSONOutput(t *testing.T) {
+	_, url := server_(t)
+	u := "--url=" + url
+	decode := func(r result, v any) {
+		t.Helper()
+		if err := json.Unmarshal([]byte(r.stdout), v); err != nil {
+			t.Fatalf("stdout is not JSON: %v\n%s", err, r.stdout)
+		}
+	}
+	var job struct {
+		ID            string            `json:"id"`
+		State         string            `json:"state"`
+		Header        map[string]string `json:"header"`
+		Payload       *string           `json:"payload"`
+		PayloadBase64 []byte            `json:"payload_base64"`
+	}
+	decode(want(t, 0, nil, u, "--json", "show", "orders", "p-1"), &job)
+	if job.ID != "p-1" || job.State != "pending" || job.Header["Tenant"] != "acme" || job.Payload == nil || *job.Payload != `{"order":1}` {
+		t.Errorf("show --json p-1: %+v", job)
+	}
+	var done struct {
+		Count   int      `json:"count"`
+		Missing []string `json:"missing"`
+	}
+	r := cli(t, u, "--json", "cancel", "orders", "s-1", "nope")
+	if r.code != 4 {
+		t.Errorf("cancel --json with a missing ID: exit code %d, want 4\n%s", r.code, r.stderr)
+	}
+	decode(r, &done)
+	if done.Count != 1 || len(done.Missing) != 1 || done.Missing[0] != "nope" {
+		t.Errorf("cancel --json: %+v, want count 1, missing [nope]", done)
+	}
+	var msg struct {
+		OK      bool   `json:"ok"`
+		Message string `json:"message"`
+	}
+	decode(want(t, 0, nil, u, "--json", "resume", "orders"), &msg)
+	if !msg.OK || msg.Message != "orders: resumed" {
+		t.Errorf("resume --json: %+v", msg)
+	}
+	decode(want(t, 0, nil, u, "--json", "pause", "orders"), &msg)
+	if !msg.OK || msg.Message != "orders: paused" {
+		t.Errorf("pause --json: %+v", msg)
+	}
+	done.Count, done.Missing = 0, nil
+	decode(want(t, 0, nil, u, "--json", "dead", "redrive", "orders", "d-1"), &done)
+	if done.Count != 1 || done.Missing != nil {
+		t.Errorf("dead redrive --json: %+v, want count 1", done)
+	}
+	decode(want(t, 0, nil, u, "--json", "dead", "rm", "orders", "--all"), &done)
+	if done.Count != 1 {
+		t.Errorf("dead rm --json --all: %+v, want count 1 (d-2)", done)
+	}
+}
+
+// --token (or $NATS_TOKEN) authenticates to a server that requires a
+// token: here natsjobs' embedded server, which requires one to listen.
+func TestToken(t *testing.T) {
+	ctx := context.Background()
+	c, err := natsjobs.Open(ctx, natsjobs.Config{Server: embedded.Server{Ephemeral: true, Listen: "127.0.0.1:0", Token: "s3cret"}, Queues: []string{"q"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if err := c.Enqueue(ctx, natsjobs.Job{Queue: "q", ID: "j-1"}); err != nil {
+		t.Fatal(err)
+	}
+	u := "--url=" + c.URL()
+	want(t, 0, []string{`(?m)^q +active +0 +1 `}, u, "--token", "s3cret", "queues")
+	want(t, 3, []string{`[Aa]uthorization [Vv]iolation`}, u, "--token", "guess", "queues")
+	want(t, 3, []string{`[Aa]uthorization [Vv]iolation`}, u, "queues")
+	cmd := exec.Command(binary, u, "show", "q", "j-1")
+	cmd.Env = append(os.Environ(), "NATS_TOKEN=s3cret")
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "pending") {
+		t.Errorf("NATS_TOKEN: %v\n%s", err, out)
+	}
+}
