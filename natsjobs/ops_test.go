@@ -328,9 +328,15 @@ func TestPurge(t *testing.T) {
 	if err := c.Pause(ctx, "q"); err != nil {
 		t.Fatal(err)
 	}
-	c.Enqueue(ctx, Job{Queue: "q", ID: "p-1"})
-	c.EnqueueAfter(ctx, Job{Queue: "q", ID: "s-1"}, time.Hour)
-	c.EnqueueCron(ctx, Job{Queue: "q", ID: "c-1"}, "@hourly", nil)
+	if err := c.Enqueue(ctx, Job{Queue: "q", ID: "p-1"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.EnqueueAfter(ctx, Job{Queue: "q", ID: "s-1"}, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.EnqueueCron(ctx, Job{Queue: "q", ID: "c-1"}, "@hourly", nil); err != nil {
+		t.Fatal(err)
+	}
 	n, err := c.Purge(ctx, "q")
 	if err != nil || n != 3 {
 		t.Fatalf("Purge: %d, %v; want 3", n, err)
@@ -392,7 +398,9 @@ func TestRedriveAndDeleteDead(t *testing.T) {
 	if n, err := c.Purge(ctx, "q"); err != nil || n != 3 {
 		t.Errorf("Purge: %d, %v; want 3", n, err)
 	}
-	c.Resume(ctx, "q")
+	if err := c.Resume(ctx, "q"); err != nil {
+		t.Fatal(err)
+	}
 	bury(t, c, "c-1", "c-2")
 	if n, err := c.DeleteDead(ctx, "q", Select{All: true}); err != nil || n != 2 {
 		t.Errorf("DeleteDead all: %d, %v; want 2", n, err)
@@ -448,9 +456,15 @@ func TestQueueStats(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := time.Now()
-	c.Enqueue(ctx, Job{Queue: "q", ID: "p-1"})
-	c.Enqueue(ctx, Job{Queue: "q", ID: "p-2"})
-	c.EnqueueAfter(ctx, Job{Queue: "q", ID: "s-1"}, time.Hour)
+	if err := c.Enqueue(ctx, Job{Queue: "q", ID: "p-1"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Enqueue(ctx, Job{Queue: "q", ID: "p-2"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.EnqueueAfter(ctx, Job{Queue: "q", ID: "s-1"}, time.Hour); err != nil {
+		t.Fatal(err)
+	}
 	st, err := c.QueueStats(ctx, "q")
 	if err != nil {
 		t.Fatal(err)
@@ -499,7 +513,9 @@ func TestRates(t *testing.T) {
 func TestAdminClient(t *testing.T) {
 	srv := open(t, Config{Server: embedded.Server{Listen: "127.0.0.1:0"}, Queues: []string{"q", "orders_dead", "b"}})
 	ctx := context.Background()
-	srv.Enqueue(ctx, Job{Queue: "b", ID: "x"})
+	if err := srv.Enqueue(ctx, Job{Queue: "b", ID: "x"}); err != nil {
+		t.Fatal(err)
+	}
 	admin, err := Open(ctx, Config{URL: srv.URL()})
 	if err != nil {
 		t.Fatal(err)
@@ -549,9 +565,13 @@ func TestOpsWithoutDirectReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, id := range []string{"p-1", "p-2", "x-3"} {
-		c.Enqueue(ctx, Job{Queue: "q", ID: id, Payload: []byte("pay " + id)})
+		if err := c.Enqueue(ctx, Job{Queue: "q", ID: id, Payload: []byte("pay " + id)}); err != nil {
+			t.Fatal(err)
+		}
 	}
-	c.EnqueueAfter(ctx, Job{Queue: "q", ID: "s-1"}, time.Hour)
+	if err := c.EnqueueAfter(ctx, Job{Queue: "q", ID: "s-1"}, time.Hour); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name string
 		o    ListOptions

@@ -79,8 +79,12 @@ func shop(t *testing.T) *natsjobs.Client {
 	if err := c.Pause(ctx, "reports"); err != nil {
 		t.Fatal(err)
 	}
-	c.Enqueue(ctx, natsjobs.Job{Queue: "reports", ID: "weekly-sales"})
-	c.EnqueueCron(ctx, natsjobs.Job{Queue: "reports", ID: "nightly"}, "30 2 * * *", nil)
+	if err := c.Enqueue(ctx, natsjobs.Job{Queue: "reports", ID: "weekly-sales"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.EnqueueCron(ctx, natsjobs.Job{Queue: "reports", ID: "nightly"}, "30 2 * * *", nil); err != nil {
+		t.Fatal(err)
+	}
 	// orders has no worker in this test: its jobs stay pending.
 	for i, id := range []string{"order-1042", "order-1043", "order-1044"} {
 		j := natsjobs.Job{Queue: "orders", ID: id, Payload: []byte(fmt.Sprintf(`{"order":%q,"items":%d,"note":"<script>alert(1)</script>"}`, id, i+1)), Header: map[string]string{"Tenant": "acme"}}
