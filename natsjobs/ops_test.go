@@ -175,6 +175,7 @@ func TestGet(t *testing.T) {
 	// A failed run whose retry waits an hour: stored as a schedule with
 	// its error, while the job runs again and blocks.
 	started, release := make(chan string, 4), make(chan struct{})
+	finished := make(chan jobs.Event, 4)
 	work(t, c, "q", func(ctx context.Context, r Run) error {
 		started <- r.ID
 		if r.ID == "retry-1" {
@@ -182,18 +183,20 @@ func TestGet(t *testing.T) {
 		}
 		<-release
 		return nil
-	}, WorkOptions{Concurrency: 2, Retry: jobs.Retry{Attempts: 3, Base: time.Hour}})
+	}, WorkOptions{Concurrency: 2, Retry: jobs.Retry{Attempts: 3, Base: time.Hour},
+		Hooks: jobs.Hooks{OnFinish: func(e jobs.Event) { finished <- e }}})
 	defer close(release)
 	if err := c.Enqueue(ctx, Job{Queue: "q", ID: "retry-1"}); err != nil {
 		t.Fatal(err)
 	}
 	recv(t, started, "run of retry-1")
-	var info JobInfo
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
-		var err error
-		if info, err = c.Get(ctx, "q", "retry-1"); err == nil && info.State == Scheduled {
-			break
-		}
+	// OnFinish reports Retrying once the retry's schedule is stored.
+	if e := recv(t, finished, "outcome of retry-1"); e.ID != "retry-1" || e.Outcome != jobs.Retrying {
+		t.Fatalf("outcome of %s: %v, want retry-1 Retrying", e.ID, e.Outcome)
+	}
+	info, err := c.Get(ctx, "q", "retry-1")
+	if err != nil {
+		t.Fatal(err)
 	}
 	if info.State != Scheduled || info.Attempts != 1 || info.LastError != "boom second line" || time.Until(info.NextRun) < 59*time.Minute {
 		t.Errorf("retry-1: got %v, attempts %d, error %q, next run in %v; want scheduled, 1, %q, about 1h",
@@ -204,7 +207,7 @@ func TestGet(t *testing.T) {
 		t.Fatal(err)
 	}
 	recv(t, started, "run of run-1")
-	info, err := c.Get(ctx, "q", "run-1")
+	info, err = c.Get(ctx, "q", "run-1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,10 +243,12 @@ func TestGet(t *testing.T) {
 }
 
 // waitConsuming waits until a Work call of queue q has set up its
-// consumer and asks the server for jobs.
+// consumer and asks the server for jobs. The server's count of waiting
+// requests is the only sign of that (Work sends them without an answer),
+// so it asks every 10 ms, for 10 s at most.
 func waitConsuming(t *testing.T, c *Client) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); <-time.After(10 * time.Millisecond) {
 		info, err := c.workers(context.Background(), "q")
 		if err != nil {
 			t.Fatal(err)
@@ -341,14 +346,11 @@ func TestPurge(t *testing.T) {
 	if err != nil || n != 3 {
 		t.Fatalf("Purge: %d, %v; want 3", n, err)
 	}
-	var st QueueStats
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
-		if st, err = c.QueueStats(ctx, "q"); err != nil {
-			t.Fatal(err)
-		}
-		if st.Scheduled+st.Pending+st.Running == 0 && st.Dead == 1 {
-			break
-		}
+	// Purge returned: the stream is empty (but for its head marker), and
+	// nothing was delivered, the queue being paused.
+	st, err := c.QueueStats(ctx, "q")
+	if err != nil {
+		t.Fatal(err)
 	}
 	if st.Scheduled+st.Pending+st.Running != 0 || st.Dead != 1 {
 		t.Errorf("after Purge: %+v; want no live job and the dead letter", st)
