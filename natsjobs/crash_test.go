@@ -29,7 +29,9 @@ import (
 // a run failed (as runs of jobs with the payload "fail" do) and its retry
 // was arranged; with NATSJOBS_CHILD_ATTEMPTS,
 // "run <id> attempt<n>"; with NATSJOBS_CHILD_BLOCK, its handlers wait for
-// their ctx to end (Grace is 100 ms). It stops
+// their ctx to end (Grace is 100 ms); with NATSJOBS_CHILD_GATE, a runner
+// that took a delivery prints "taken <id>" and waits, before it checks
+// the delivery with the server, for a line "go" on stdin. It stops
 // when its stdin closes, or dies by SIGKILL.
 
 func TestMain(m *testing.M) {
@@ -76,10 +78,24 @@ func childWorker(url string) int {
 		close(done)
 	}()
 	ctx, cancel := context.WithCancel(context.Background())
+	gate := make(chan struct{}, 1024)
 	go func() {
-		io.Copy(io.Discard, os.Stdin)
+		for sc := bufio.NewScanner(os.Stdin); sc.Scan(); {
+			if sc.Text() == "go" {
+				gate <- struct{}{}
+			}
+		}
 		cancel()
 	}()
+	if os.Getenv("NATSJOBS_CHILD_GATE") != "" { // TestCancelFinalProcessesTaken
+		testHookRun = func(id string) {
+			out <- "taken " + id + "\n"
+			select {
+			case <-gate:
+			case <-ctx.Done():
+			}
+		}
+	}
 	hooks := os.Getenv("NATSJOBS_CHILD_HOOKS") != ""
 	if hooks { // TestCancelFinalProcesses...
 		testHookHeld = func(id string, due time.Time) {

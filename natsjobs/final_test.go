@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -463,6 +464,98 @@ func TestCancelFinalProcesses(t *testing.T) {
 		t.Errorf("%d of %d actions in time, want at least 10", len(checked), 3*n/4)
 	}
 	t.Logf("%d jobs, %d withdrawn in time (%d too late to check), %d copies dropped", n, len(checked), late, len(skips))
+}
+
+// Worker processes and the two places the tests above leave to one
+// process: a job cancelled before any worker took it, and a delivery a
+// runner of another process has taken. The child's runner waits, before
+// it checks the delivery with the server, until the parent's Cancel or
+// replacing enqueue returned ("taken", then "go"); the withdrawn copy must
+// be dropped ("skip"), never run, and a replacement must run once.
+func TestCancelFinalProcessesTaken(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("child processes")
+	}
+	c := open(t, Config{Server: embedded.Server{Listen: "127.0.0.1:0"}, AckWait: 2 * time.Second})
+	ctx := context.Background()
+	if err := c.Enqueue(ctx, Job{Queue: "q", ID: "early", Payload: []byte("old")}); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := c.Cancel(ctx, "q", "early"); !ok || err != nil {
+		t.Fatalf("Cancel(early) = %v, %v; want true, nil", ok, err)
+	}
+	events := make(chan childEvent, 1024)
+	kid := startChild(t, 0, c.URL(), 2, events, "NATSJOBS_CHILD_HOOKS=1", "NATSJOBS_CHILD_GATE=1")
+	if e := recv(t, events, "ready"); e.kind != "ready" {
+		t.Fatalf("child said %s before ready", e.kind)
+	}
+	release := func() {
+		t.Helper()
+		if _, err := io.WriteString(kid.stdin, "go\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// next returns the child's next event, failing on a run of early or of
+	// stale ("<id> <payload>"), and letting go at once every runner that
+	// took something, unless hold names the job.
+	next := func(hold, stale string) childEvent {
+		t.Helper()
+		for {
+			e := recv(t, events, "worker event")
+			switch {
+			case e.kind == "run" && (e.id == "early" || e.id+" "+e.payload == stale):
+				t.Fatalf("run %q %q started after its job was withdrawn", e.id, e.payload)
+			case e.kind == "taken" && e.id != hold:
+				release()
+				continue
+			}
+			return e
+		}
+	}
+	for _, how := range []string{"cancel", "replace"} {
+		id := "t-" + how
+		if err := c.Enqueue(ctx, Job{Queue: "q", ID: id, Payload: []byte("old")}); err != nil {
+			t.Fatal(err)
+		}
+		for e := next(id, ""); e.kind != "taken" || e.id != id; e = next(id, "") {
+		}
+		// The child's runner holds the old copy, before its check.
+		if how == "cancel" {
+			if ok, err := c.Cancel(ctx, "q", id); !ok || err != nil {
+				t.Fatalf("Cancel(%s) = %v, %v; want true, nil", id, ok, err)
+			}
+		} else if err := c.Enqueue(ctx, Job{Queue: "q", ID: id, Payload: []byte("new")}); err != nil {
+			t.Fatal(err)
+		}
+		release()
+		skipped, replaced := false, how == "cancel"
+		for !skipped || !replaced {
+			switch e := next("", id+" old"); {
+			case e.kind == "skip" && e.id == id:
+				skipped = true
+			case e.kind == "run" && e.id == id && e.payload == "new":
+				if replaced {
+					t.Fatalf("the replacement of %s ran twice", id)
+				}
+				replaced = true
+			}
+		}
+	}
+	if err := c.Enqueue(ctx, Job{Queue: "q", ID: "end"}); err != nil {
+		t.Fatal(err)
+	}
+	for e := next("", ""); e.kind != "ack" || e.id != "end"; e = next("", "") {
+	}
+	kid.stop(t)
+	for len(events) > 0 {
+		if e := <-events; e.kind == "run" && (e.id == "early" || e.payload == "old") {
+			t.Errorf("run %q %q after its job was withdrawn", e.id, e.payload)
+		}
+	}
+	if st := statsSettle(t, c, Stats{}); st != (Stats{}) { // the dropped copies were not answered
+		t.Errorf("Stats at the end = %+v, want none", st)
+	}
 }
 
 // Worker processes and the two other places a copy waits: a retry's
