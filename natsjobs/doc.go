@@ -97,9 +97,10 @@
 //     with ErrUnavailable; workers reconnect and resume by themselves.
 //   - Shutdowns end: when Work's ctx ends it stops taking jobs, gives
 //     running handlers WorkOptions.Grace, then cancels their ctx (cause
-//     ErrShutdown), and returns within Grace + 2 × Config.Timeout, even
-//     if a handler ignores its ctx. Every job it did not finish goes back
-//     to the queue, without counting as a failed attempt.
+//     ErrShutdown), and returns within Grace + 2 × Config.Timeout (3 ×
+//     with a stalled server), even if a handler ignores its ctx. Every
+//     job it did not finish goes back to the queue, without counting as
+//     a failed attempt.
 //
 // # Operations
 //

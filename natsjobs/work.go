@@ -107,7 +107,10 @@ type WorkOptions struct {
 //
 // So Work returns within Grace + 2 × Config.Timeout once it stopped
 // consuming (storing outcomes and giving jobs back take up to
-// Config.Timeout each).
+// Config.Timeout each); stopping waits for the server's answer, at once
+// unless the server stalls, and Config.Timeout at most. The bound holds
+// if the OnFinish and DeadLetter hooks return: a run's outcome counts as
+// stored once its hooks did.
 // A job given back is not counted as failed: its next run has the same
 // Attempt, it is neither retried nor dead-lettered for it, and OnFinish
 // does not see it. Each goes back on condition that it is still the
