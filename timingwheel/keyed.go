@@ -361,6 +361,15 @@ func (tw *TimingWheel[K, V]) Shutdown(ctx context.Context) error {
 	}
 }
 
+// Stats returns the wheel's counters, as of the owner goroutine's last
+// wake-up, and Len. It never waits for the owner, works after Stop (Pending
+// is then 0), and is O(shards), like Len.
+func (tw *TimingWheel[K, V]) Stats() Stats {
+	s := tw.k.d.stats()
+	s.Pending = tw.Len()
+	return s
+}
+
 // Remaining returns the time left until key's timer is due, and true; or
 // 0 and false when key has no pending timer (it fired, was removed or
 // drained, or never existed), for a key SetTimer refuses, and after Stop.

@@ -192,6 +192,11 @@ func (s *Scheduler[T]) Shutdown(ctx context.Context) error {
 	}
 }
 
+// Stats returns the Scheduler's counters, as of the owner goroutine's
+// last wake-up. It never waits for the owner, works after Stop, and is
+// O(1).
+func (s *Scheduler[T]) Stats() Stats { return s.d.stats() }
+
 // fire calls the fire callback for t, whose firing the owner has settled,
 // and reports a panic or a Goexit (see WithPanicHandler); t then stays unscheduled.
 func (s *Scheduler[T]) fire(t *Timer[T], due int64) (rearm int64) {
