@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -21,9 +22,10 @@ var designLink = regexp.MustCompile(`\]\(([a-z0-9-]+\.md)\)`)
 
 // TestDesignPages checks the pages of doc/design/: each is at most
 // maxDesignLines long, opens with a title and, within pictureWithin lines,
-// its picture (a fenced block), and has a "## Concepts" section (the
-// index, README.md, excepted: it lists the pages instead); and the index
-// links every page, so none is orphaned.
+// its picture (a fenced block), followed by its "## Concepts" section, the
+// first section after the picture (the index, README.md, excepted: it
+// lists the pages instead); and the index links every page, so none is
+// orphaned.
 func TestDesignPages(t *testing.T) {
 	dir := filepath.Join(root, "doc", "design")
 	pages, err := filepath.Glob(filepath.Join(dir, "*.md"))
@@ -66,11 +68,17 @@ func designProblems(name, text string) []string {
 	if !strings.HasPrefix(lines[0], "# ") {
 		problems = append(problems, "does not open with a # title")
 	}
-	picture := -1
+	picture, pictureEnd := -1, -1
 	concepts := false
+	next := "" // the first section heading after the picture
 	for i, l := range lines {
-		if picture < 0 && strings.HasPrefix(l, "```") {
+		switch {
+		case picture < 0 && strings.HasPrefix(l, "```"):
 			picture = i + 1
+		case picture >= 0 && pictureEnd < 0 && strings.HasPrefix(l, "```"):
+			pictureEnd = i + 1
+		case pictureEnd >= 0 && next == "" && strings.HasPrefix(l, "## "):
+			next = l
 		}
 		if strings.HasPrefix(l, "## Concepts") {
 			concepts = true
@@ -79,8 +87,12 @@ func designProblems(name, text string) []string {
 	if picture < 0 || picture > pictureWithin {
 		problems = append(problems, "has no picture (a fenced block) within its first "+itoa(pictureWithin)+" lines")
 	}
-	if !concepts && name != "README.md" {
+	switch {
+	case name == "README.md":
+	case !concepts:
 		problems = append(problems, `has no "## Concepts" section`)
+	case pictureEnd >= 0 && !strings.HasPrefix(next, "## Concepts"):
+		problems = append(problems, `opens with `+strconv.Quote(next)+` after its picture, want its "## Concepts" section`)
 	}
 	return problems
 }
@@ -99,6 +111,7 @@ func TestDesignProblemsFindsEachRule(t *testing.T) {
 		{"no picture", strings.ReplaceAll(good, "```", "")},
 		{"late picture", strings.Replace(good, "\n\n```", strings.Repeat("\n", pictureWithin)+"```", 1)},
 		{"no concepts", strings.ReplaceAll(good, "## Concepts", "## Words")},
+		{"concepts not first", strings.Replace(good, "## Concepts", "## History\n\n## Concepts", 1)},
 		{"too long", good + strings.Repeat("line\n", maxDesignLines)},
 	}
 	for _, c := range cases {
