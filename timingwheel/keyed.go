@@ -68,7 +68,8 @@ type keyShard[K comparable, V any] struct {
 }
 
 // keyed is the state behind a TimingWheel: a key index and an executor
-// over the owner protocol of the Scheduler. The owner goroutine and the
+// over the driver's owner protocol, beside the Scheduler (a layer of the
+// same driver, not a user of the Scheduler). The owner goroutine and the
 // workers reference it, never the TimingWheel, so that a TimingWheel can
 // become unreachable and its cleanup stop them.
 type keyed[K comparable, V any] struct {

@@ -8,10 +8,11 @@ import (
 	"github.com/ttlkit/ttlkit/internal/table"
 )
 
-// Scheduler is the handle-level layer under [TimingWheel]: it schedules
-// Timers that the caller owns, typically embedded in the caller's own
-// entries, so no second index by key is needed and scheduling allocates
-// nothing. The cache and idletimeout packages are built on it.
+// Scheduler is the handle-level API beside [TimingWheel], on the same
+// owner protocol without its key index: it schedules Timers that the
+// caller owns, typically embedded in the caller's own entries, so no
+// second index by key is needed and scheduling allocates nothing. The
+// cache, idletimeout, jobs and natsjobs packages are built on it.
 //
 // All methods are safe for concurrent use. Schedule and Cancel store the
 // Timer's deadline (or dead) in the Timer itself and return without ever
