@@ -26,4 +26,6 @@
 //
 // This is a module of its own (github.com/ttlkit/ttlkit/otel), so that
 // the core module keeps to the standard library.
+//
+// How it is built, and why: doc/design/exporters.md.
 package ttlotel

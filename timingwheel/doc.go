@@ -28,9 +28,9 @@
 // steps the wheel by hand in tests.
 //
 // [TimingWheel] is keyed, in the shape of go-zero's collection.TimingWheel
-// but typed and exact. [Scheduler] is the layer under it, for code that
-// embeds a [Timer] in its own entries: no key index, no allocation per
-// schedule (the cache and idletimeout packages use it). How both work is in
+// but typed and exact. [Scheduler] is the same wheel and owner protocol
+// without the key index, for code that embeds a [Timer] in its own
+// entries: no allocation per schedule (the cache and idletimeout packages use it). How both work is in
 // doc/design/timingwheel.md.
 //
 // # Choosing interval and numSlots

@@ -68,7 +68,8 @@ type keyShard[K comparable, V any] struct {
 }
 
 // keyed is the state behind a TimingWheel: a key index and an executor
-// over the owner protocol of the Scheduler. The owner goroutine and the
+// over the driver's owner protocol, beside the Scheduler (a layer of the
+// same driver, not a user of the Scheduler). The owner goroutine and the
 // workers reference it, never the TimingWheel, so that a TimingWheel can
 // become unreachable and its cleanup stop them.
 type keyed[K comparable, V any] struct {
@@ -359,6 +360,15 @@ func (tw *TimingWheel[K, V]) Shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// Stats returns the wheel's counters, as of the owner goroutine's last
+// wake-up, and Len. It never waits for the owner, works after Stop (Pending
+// is then 0), and is O(shards), like Len.
+func (tw *TimingWheel[K, V]) Stats() Stats {
+	s := tw.k.d.stats()
+	s.Pending = tw.Len()
+	return s
 }
 
 // Remaining returns the time left until key's timer is due, and true; or

@@ -459,7 +459,7 @@ func TestStop(t *testing.T) {
 // ErrClosed, never block, and Stop returns.
 func TestStopConcurrentWithCallers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		tw, _ := newTestWheel(t, iv, 8, WithBuffer(0))
+		tw, _ := newTestWheel(t, iv, 8)
 		var wg sync.WaitGroup
 		for g := range 4 {
 			wg.Go(func() {
@@ -494,13 +494,11 @@ func TestNewValidatesArguments(t *testing.T) {
 		{"negative slots", iv, -1, exec, nil},
 		{"nil execute", iv, 8, nil, nil},
 		{"zero concurrency", iv, 8, exec, []Option{WithConcurrency(0)}},
-		{"negative buffer", iv, 8, exec, []Option{WithBuffer(-1)}},
 		{"zero batch", iv, 8, exec, []Option{WithBatch(0)}},
 		{"nil panic handler", iv, 8, exec, []Option{WithPanicHandler(nil)}},
 		{"nil option", iv, 8, exec, []Option{nil}},
 		// Issue 12 item 8: 1<<30 slots died of out-of-memory instead.
 		{"slots above MaxSlots", iv, 1 << 30, exec, nil},
-		{"huge buffer", iv, 8, exec, []Option{WithBuffer(maxBuffer + 1)}},
 		// Issue 12 item 11: a nil channel silently meant the real clock.
 		{"nil ticker channel", iv, 8, exec, []Option{WithTicker(nil)}},
 	}
@@ -992,9 +990,9 @@ func TestIdleWheelSleeps(t *testing.T) {
 }
 
 // TestMassExpiryServesCallers: when 200k timers fall due on one tick, the
-// owner works through them in slices and serves callers in between, even
-// rendezvous callers (WithBuffer(0)): a SetTimer and a Len issued while the
-// backlog is pending return with most timers still pending.
+// owner works through them in slices and serves callers in between: a
+// SetTimer (which never waits for the owner) and a Len (which does) issued
+// while the backlog is pending return with most timers still pending.
 func TestMassExpiryServesCallers(t *testing.T) {
 	n := 200_000
 	if testing.Short() || raceEnabled {
@@ -1016,7 +1014,7 @@ func TestMassExpiryServesCallers(t *testing.T) {
 				go func() { seen <- tw.Len() }()
 				synctest.Wait()
 			})
-		}, WithInline(), WithBuffer(0), WithBatch(1000))
+		}, WithInline(), WithBatch(1000))
 		must(t, err)
 		defer tw.Stop()
 		for i := range n {

@@ -97,3 +97,28 @@ func TestEmptyWheelIsSmallAtGOMAXPROCS64(t *testing.T) {
 		}
 	}
 }
+
+// TestTimerSizes pins the sizes doc/design/timingwheel.md and
+// timingwheel-protocol.md quote (64-bit platforms): a Timer is its two
+// links and its deadline word, 24 bytes, plus Value (a zero-size Value is
+// padded to 8); the keyed wheel's
+// node for a string key and an int value is 48 bytes (64 before issue 22
+// moved the hand-off into the deadline word), the bulk of the ~67 bytes a
+// pending keyed timer takes at 1M (BenchmarkWheel in bench/, B/pending;
+// issue 22's budget is 91).
+func TestTimerSizes(t *testing.T) {
+	if unsafe.Sizeof(uintptr(0)) != 8 {
+		t.Skip("sizes are for 64-bit platforms")
+	}
+	for _, c := range []struct {
+		name      string
+		got, want uintptr
+	}{
+		{"Timer[*int] (a handle timer with a back pointer)", unsafe.Sizeof(Timer[*int]{}), 32},
+		{"node[string, int] (a keyed timer)", unsafe.Sizeof(node[string, int]{}), 48},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s: got %d bytes, want %d", c.name, c.got, c.want)
+		}
+	}
+}

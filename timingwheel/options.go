@@ -35,15 +35,11 @@ type Option func(*config)
 type config struct {
 	concurrency int
 	inline      bool
-	buffer      int
 	budget      int
 	ticks       <-chan time.Time
 	ticker      bool // WithTicker was given (ticks may still be nil: refused)
 	onPanic     func(*PanicError)
 }
-
-// maxBuffer bounds WithBuffer: the buffer is allocated up front.
-const maxBuffer = 1 << 16
 
 func defaultConfig() config {
 	return config{
@@ -69,8 +65,6 @@ func (c *config) validate() error {
 	switch {
 	case c.concurrency <= 0:
 		return argError("concurrency %d, want > 0", c.concurrency)
-	case c.buffer < 0 || c.buffer > maxBuffer:
-		return argError("buffer %d, want 0 to %d", c.buffer, maxBuffer)
 	case c.budget <= 0:
 		return argError("batch %d, want > 0", c.budget)
 	case c.onPanic == nil:
@@ -101,15 +95,6 @@ func WithConcurrency(n int) Option { return func(c *config) { c.concurrency = n 
 // MoveTimer, RemoveTimer, Len and Has, which never wait for the owner, but
 // not Drain or Stop, which would wait for the goroutine running it.
 func WithInline() Option { return func(c *config) { c.inline = true } }
-
-// WithBuffer once sized the queue of commands waiting for the owner
-// goroutine. It has no effect: every method hands its change over in the
-// Timer itself and a per-shard inbox and never waits, and the one request
-// that waits for an answer (Scheduler.Len) needs no tuning. n is still
-// checked: it must be between 0 and 65536.
-//
-// Deprecated: remove the option; it does nothing.
-func WithBuffer(n int) Option { return func(c *config) { c.buffer = n } }
 
 // WithBatch sets how many timers the owner examines before it serves queued
 // commands and changes again, which bounds how long a mass expiry can keep

@@ -8,10 +8,11 @@ import (
 	"github.com/ttlkit/ttlkit/internal/table"
 )
 
-// Scheduler is the handle-level layer under [TimingWheel]: it schedules
-// Timers that the caller owns, typically embedded in the caller's own
-// entries, so no second index by key is needed and scheduling allocates
-// nothing. The cache and idletimeout packages are built on it.
+// Scheduler is the handle-level API beside [TimingWheel], on the same
+// owner protocol without its key index: it schedules Timers that the
+// caller owns, typically embedded in the caller's own entries, so no
+// second index by key is needed and scheduling allocates nothing. The
+// cache, idletimeout, jobs and natsjobs packages are built on it.
 //
 // All methods are safe for concurrent use. Schedule and Cancel store the
 // Timer's deadline (or dead) in the Timer itself and return without ever
@@ -191,6 +192,11 @@ func (s *Scheduler[T]) Shutdown(ctx context.Context) error {
 		return ctx.Err()
 	}
 }
+
+// Stats returns the Scheduler's counters, as of the owner goroutine's
+// last wake-up. It never waits for the owner, works after Stop, and is
+// O(1).
+func (s *Scheduler[T]) Stats() Stats { return s.d.stats() }
 
 // fire calls the fire callback for t, whose firing the owner has settled,
 // and reports a panic or a Goexit (see WithPanicHandler); t then stays unscheduled.

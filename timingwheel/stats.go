@@ -88,10 +88,6 @@ func (d *driver[T]) fired(when int64) {
 	d.st.st.Lateness.observe(time.Duration(max(d.nowNs-mulSat(when, d.interval), 0)))
 }
 
-// removedOne counts a scheduled timer unscheduled before it fired. Owner
-// only.
-func (d *driver[T]) removedOne() { d.st.st.Removed++ }
-
 // startSlice and endSlice bracket one slice of advance work, to find the
 // largest batch. Owner only.
 func (d *driver[T]) startSlice() { d.st.slice = d.st.st.Fired }
@@ -116,17 +112,3 @@ func (d *driver[T]) stats() Stats {
 	s.WakeUps = d.loops.Load()
 	return s
 }
-
-// Stats returns the wheel's counters, as of the owner goroutine's last
-// wake-up, and Len. It never waits for the owner, works after Stop (Pending
-// is then 0), and is O(shards), like Len.
-func (tw *TimingWheel[K, V]) Stats() Stats {
-	s := tw.k.d.stats()
-	s.Pending = tw.Len()
-	return s
-}
-
-// Stats returns the Scheduler's counters, as of the owner goroutine's
-// last wake-up. It never waits for the owner, works after Stop, and is
-// O(1).
-func (s *Scheduler[T]) Stats() Stats { return s.d.stats() }

@@ -102,4 +102,6 @@
 // byte offset and a message, and wraps [ErrSyntax]:
 //
 //	cron: day of month at offset 4 in "0 0 30 2 *": never fires: no month in the month field has day 30
+//
+// How it is built, and why: doc/design/jobs.md.
 package cron

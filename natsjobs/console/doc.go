@@ -20,4 +20,6 @@
 // requests twice, by the browser's Sec-Fetch-Site or Origin header
 // (http.CrossOriginProtection) and by a token bound to a cookie. Links are
 // relative, so the console works under any path prefix.
+//
+// How it is built, and why: doc/design/natsjobs.md.
 package console

@@ -29,4 +29,6 @@
 // server into a worker unseen. Package
 // embedded does not import natsjobs (natsjobs' own tests start servers
 // with it); the one-method interface natsjobs.Server is all they share.
+//
+// How it is built, and why: doc/design/natsjobs.md.
 package embedded

@@ -17,6 +17,8 @@
 // its error recorded; whether a failed run will be retried is decided
 // afterwards by the server, so the run's outcome is in the metrics
 // (tel.Record) rather than on the span.
+//
+// How it is built, and why: doc/design/exporters.md.
 package natsotel
 
 import (

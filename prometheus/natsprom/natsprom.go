@@ -21,6 +21,8 @@
 //
 // It is a package of its own so that ttlprom's other users do not build
 // the NATS client.
+//
+// How it is built, and why: doc/design/exporters.md.
 package natsprom
 
 import (

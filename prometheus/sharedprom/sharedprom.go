@@ -20,6 +20,8 @@
 //
 // It is a package of its own so that ttlprom's other users do not build
 // the NATS and Redis clients.
+//
+// How it is built, and why: doc/design/exporters.md.
 package sharedprom
 
 import (

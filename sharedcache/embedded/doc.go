@@ -21,4 +21,6 @@
 // it so. Package embedded does not import sharedcache (whose own tests
 // start servers with it); the one-method interface sharedcache.NATSServer
 // is all they share, the same as natsjobs' Config.Server.
+//
+// How it is built, and why: doc/design/sharedcache.md.
 package embedded
