@@ -16,6 +16,7 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nkeys"
 	"github.com/ttlkit/ttlkit/jobs"
 	"github.com/ttlkit/ttlkit/natsjobs"
@@ -409,4 +410,32 @@ func TestToken(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "pending") {
 		t.Errorf("NATS_TOKEN: %v\n%s", err, out)
 	}
+}
+
+// A request the server refuses, for another reason than an outage or a
+// missing queue, is exit code 1 with the server's reason: here a purge of
+// a queue whose work stream an administrator sealed.
+func TestServerRefusal(t *testing.T) {
+	_, url := server_(t)
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	s, err := js.Stream(ctx, "natsjobs_orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := s.CachedInfo().Config
+	cfg.Sealed = true
+	if _, err := js.UpdateStream(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	r := want(t, 1, []string{`(?i)sealed`}, "--url="+url, "purge", "orders", "--yes")
+	t.Logf("stderr: %s", r.stderr)
 }
