@@ -458,7 +458,9 @@ func (c *cache[K, V]) finish(p *pending[K, V]) {
 }
 
 // arm sends the Schedule command that makes the wheel fire n by its
-// deadline (nanoseconds since origin), decided under the shard lock. The
+// deadline (nanoseconds since origin), decided under the shard lock: the
+// value dueAt made for n's stamp, whole ticks, so the wheel fires for the
+// deadline the stamp holds and the recheck below finds it unchanged. The
 // command carries the deadline itself, so arming reads no clock.
 //
 // The wheel's Schedule moves a timer later as well as earlier, and the

@@ -553,7 +553,7 @@ var afterSpare func()
 // a Weigher, a mutation removes at most one entry, and the slices stay nil.
 type pending[K comparable, V any] struct {
 	arm    *node[K, V] // arm its timer to fire by armAt
-	armAt  int64       // deadline, nanoseconds since origin
+	armAt  int64       // deadline, nanoseconds since origin, as in the stamp (see dueAt)
 	cancel *node[K, V] // cancel its timer: it left the cache
 	event  Event[K, V]
 
