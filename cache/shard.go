@@ -505,7 +505,7 @@ func alloc[K comparable, V, N, S any]() *node[K, V] {
 // cache's origin, life > 0) as a stamp holds it: rounded down to a tick
 // of 8 ns, so never later than now+life, and at most maxDeadline, so a
 // deadline past the horizon (reached only by a cache older than about
-// 13.7 years: see maxTTL) is cut to the horizon. The result may be at or
+// 13.7 years: see maxTTL) is cut to its last tick. The result may be at or
 // before now (a life under 8 ns, or a cache past its horizon): the entry
 // is then expired on arrival, never kept late. Every deadline that goes
 // into a stamp, and into the wheel (see arm), is made here, so the two
