@@ -77,7 +77,7 @@ func (c *cache[K, V]) setIfAbsent(key K, h uint64, value V, mark bool) (actual V
 	s := c.shardFor(h)
 	var p pending[K, V]
 	now := c.now()
-	deadline := now + c.lifetime(c.ttl)
+	deadline := dueAt(now, c.lifetime(c.ttl))
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()

@@ -364,7 +364,7 @@ func (c *cache[K, V]) set(key K, value V, ttl time.Duration) {
 		return
 	}
 	now := c.now()
-	deadline := now + c.lifetime(ttl)
+	deadline := dueAt(now, c.lifetime(ttl))
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -399,7 +399,7 @@ func (c *cache[K, V]) overwrite(s *shard[K, V], n *node[K, V], value V, w int64,
 	life := c.lifetime(ttl)
 	st := n.lockWrite()
 	now := c.now() // after the bit: see settled
-	deadline := now + life
+	deadline := dueAt(now, life)
 	if old := deadlineOf(st); st&queueMask == dead || old <= now || deadline <= old || s.inflight.Load() != 0 {
 		n.unlockWrite(0, 0)
 		return false
@@ -424,7 +424,7 @@ func (c *Cache[K, V]) Touch(key K) bool {
 	}
 	var p pending[K, V]
 	now := c.c.now()
-	deadline := now + c.c.lifetime(c.c.ttl)
+	deadline := dueAt(now, c.c.lifetime(c.c.ttl))
 	s.mu.Lock()
 	ok := !s.closed && s.touchLocked(key, h, now, deadline, &p)
 	s.mu.Unlock()
@@ -458,7 +458,9 @@ func (c *cache[K, V]) finish(p *pending[K, V]) {
 }
 
 // arm sends the Schedule command that makes the wheel fire n by its
-// deadline (nanoseconds since origin), decided under the shard lock. The
+// deadline (nanoseconds since origin), decided under the shard lock: the
+// value dueAt made for n's stamp, whole ticks, so the wheel fires for the
+// deadline the stamp holds and the recheck below finds it unchanged. The
 // command carries the deadline itself, so arming reads no clock.
 //
 // The wheel's Schedule moves a timer later as well as earlier, and the

@@ -221,13 +221,14 @@ func TestLaterDeadlineOnlyRecorded(t *testing.T) {
 	// old one's timer cancelled. An int64 is a word value (see wordValue):
 	// its overwrite with a later deadline goes in place and arms nothing,
 	// and an earlier deadline, from a write or a Touch, replaces the node.
+	// Deadlines are whole ticks of 8 ns, as dueAt makes them.
 	var s shard[string, int64]
 	s.init(0, false, maphash.MakeSeed(), new(atomic.Int64))
 	h := s.tab.Hash("k")
 	var p pending[string, int64]
-	s.setLocked("k", h, 1, 1, 0, 100, &p)
-	if p.arm == nil || p.armAt != 100 {
-		t.Fatalf("new key: arm = %v at %d; want the node at 100", p.arm, p.armAt)
+	s.setLocked("k", h, 1, 1, 0, 104, &p)
+	if p.arm == nil || p.armAt != 104 {
+		t.Fatalf("new key: arm = %v at %d; want the node at 104", p.arm, p.armAt)
 	}
 	first := p.arm
 	p = pending[string, int64]{}
@@ -235,9 +236,9 @@ func TestLaterDeadlineOnlyRecorded(t *testing.T) {
 		t.Errorf("later deadline by Touch: arm = %v, cancel = %v; want neither", p.arm, p.cancel)
 	}
 	p = pending[string, int64]{}
-	s.setLocked("k", h, 2, 1, 20, 300, &p)
-	if n := s.tab.Get("k", h); p.arm != nil || p.cancel != nil || n != first || s.valueOf(n) != 2 || n.deadline() != 300 {
-		t.Errorf("later deadline by Set of a word value: arm = %v, cancel = %v, same node %v, value %d, deadline %d; want neither, the same node holding 2 until 300",
+	s.setLocked("k", h, 2, 1, 20, 304, &p)
+	if n := s.tab.Get("k", h); p.arm != nil || p.cancel != nil || n != first || s.valueOf(n) != 2 || n.deadline() != 304 {
+		t.Errorf("later deadline by Set of a word value: arm = %v, cancel = %v, same node %v, value %d, deadline %d; want neither, the same node holding 2 until 304",
 			p.arm, p.cancel, n == first, s.valueOf(n), n.deadline())
 	}
 	if p.event != (Event[string, int64]{"k", 1, Replaced}) {
@@ -247,7 +248,7 @@ func TestLaterDeadlineOnlyRecorded(t *testing.T) {
 		name  string
 		write func(p *pending[string, int64])
 	}{
-		{"Touch", func(p *pending[string, int64]) { s.touchLocked("k", h, 30, 250, p) }},
+		{"Touch", func(p *pending[string, int64]) { s.touchLocked("k", h, 30, 248, p) }},
 		{"Set", func(p *pending[string, int64]) { s.setLocked("k", h, 2, 1, 30, 200, p) }},
 	} {
 		old := s.tab.Get("k", h)

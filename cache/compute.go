@@ -113,7 +113,7 @@ func (c *cache[K, V]) runCompute(s *shard[K, V], key K, h uint64, cl *call[V], o
 			switch a {
 			case Store:
 				if fits {
-					s.setLocked(key, h, v, w, now, now+c.lifetime(c.ttl), &p)
+					s.setLocked(key, h, v, w, now, dueAt(now, c.lifetime(c.ttl)), &p)
 				} else {
 					s.deleteLocked(key, h, now, &p)
 				}

@@ -340,7 +340,7 @@ func (c *cache[K, V]) complete(s *shard[K, V], key K, h uint64, cl *call[V], l L
 			ttl = c.ttl
 		}
 		if keep && ttl > 0 && fits {
-			s.setLocked(key, h, l.Value, w, now, now+c.lifetime(ttl), &p)
+			s.setLocked(key, h, l.Value, w, now, dueAt(now, c.lifetime(ttl)), &p)
 			c.forgetNotFoundLocked(key, &np)
 		}
 	}

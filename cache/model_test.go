@@ -52,6 +52,10 @@ func (m *model) remove(k int) {
 	m.unlink(k)
 }
 
+// due returns the deadline ttl from now as the cache keeps it: rounded
+// down to a tick of 8 ns (see dueAt).
+func (m *model) due(ttl time.Duration) time.Duration { return (m.now + ttl) &^ 7 }
+
 // endReason is the reason an entry leaving by a call is reported with.
 func (m *model) endReason(e *mentry, r Reason) Reason {
 	if e.deadline <= m.now {
@@ -67,7 +71,7 @@ func (m *model) set(k, v int, ttl time.Duration) []Event[int, int] {
 	var ev []Event[int, int]
 	if e := m.m[k]; e != nil {
 		ev = append(ev, Event[int, int]{k, e.v, m.endReason(e, Replaced)})
-		e.v, e.deadline, e.mark = v, m.now+ttl, false
+		e.v, e.deadline, e.mark = v, m.due(ttl), false
 		m.unlink(k)
 		m.order = slices.Insert(m.order, 0, k)
 		return ev
@@ -83,7 +87,7 @@ func (m *model) set(k, v int, ttl time.Duration) []Event[int, int] {
 		}
 		ev = append(ev, victim)
 	}
-	m.m[k] = &mentry{v: v, deadline: m.now + ttl}
+	m.m[k] = &mentry{v: v, deadline: m.due(ttl)}
 	m.order = slices.Insert(m.order, 0, k)
 	return ev
 }
@@ -349,7 +353,7 @@ func runScriptOf[V comparable](t *testing.T, limit int, steps []step, val func(i
 				e := m.m[s.key]
 				wok := e != nil && e.deadline > m.now
 				if wok {
-					e.deadline, e.mark = m.now+modelTTL, true
+					e.deadline, e.mark = m.due(modelTTL), true
 				}
 				if ok != wok {
 					t.Fatalf("step %d %v at %v: Touch = %v, want %v", i, s, m.now, ok, wok)

@@ -42,7 +42,7 @@ func (c *cache[K, V]) putNotFoundLocked(key K, ttl time.Duration, np *pending[K,
 	h := neg.hash(key)
 	s := neg.shardFor(h)
 	now := neg.now()
-	deadline := now + neg.lifetime(ttl)
+	deadline := dueAt(now, neg.lifetime(ttl))
 	s.mu.Lock()
 	if !s.closed {
 		s.setLocked(key, h, struct{}{}, 1, now, deadline, np)

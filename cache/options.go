@@ -31,12 +31,14 @@ const (
 	// maxWheelInterval is the largest interval timingwheel accepts; a
 	// larger Resolution saturates to it.
 	maxWheelInterval = time.Duration(1 << 62)
-	// maxTTL caps TTLs, after jitter: about 1.1 years. A deadline fits
-	// a node's stamp (see maxDeadline, about 2.3 years since the cache was
-	// made) until the cache is about 1.1 years old; after that the
-	// longest deadlines saturate. (The stamp's deadline lost a bit to the
-	// boxed flag: it was 2.3 and 4.6 years.)
-	maxTTL = time.Duration(1 << 55)
+	// maxTTL caps TTLs, after jitter: 2^57 ns, about 4.57 years. A stamp
+	// holds deadlines in ticks of 8 ns up to the horizon, 2^59 ns (about
+	// 18.27 years) after the cache was made (see maxDeadline), so no
+	// deadline is cut short until the cache is 2^59-2^57 ns (about 13.70
+	// years) old. (Deadlines were whole nanoseconds, with a horizon of
+	// 2^56 ns, about 2.28 years: a cache older than that expired every
+	// entry on arrival.)
+	maxTTL = time.Duration(1 << 57)
 )
 
 // Options configures New. The zero value of each field except TTL means
@@ -45,9 +47,13 @@ type Options[K comparable, V any] struct {
 	// TTL is the time to live of entries written by Set and Take: an entry
 	// is never returned after TTL (times the jitter factor, see Jitter) has
 	// passed since it was last written. It must be positive. Every TTL,
-	// this one or a per-call ttl, is capped at about 1.1 years (2^55 ns)
+	// this one or a per-call ttl, is capped at about 4.57 years (2^57 ns)
 	// after jitter, so math.MaxInt64 means "until evicted or deleted, or
-	// 1.1 years".
+	// 4.57 years". Deadlines are kept in ticks of 8 ns, rounded down: an
+	// entry may expire up to 7 ns early, never late. They run to the
+	// cache's horizon, 2^59 ns (about 18.27 years) after New: a deadline
+	// past it is cut to the last tick before it (the entry expires early),
+	// and once the cache is that old every entry expires on arrival.
 	TTL time.Duration
 
 	// Limit is the maximum number of entries. When an insertion would

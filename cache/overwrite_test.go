@@ -249,6 +249,7 @@ func TestBoxedOverwriteTakesNoShardLock(t *testing.T) {
 // cancelling nothing; an earlier deadline, from a write or a Touch, moves
 // the entry to a new boxed node, since a deadline never moves earlier
 // under a value written in place (see wordValue).
+// Deadlines are whole ticks of 8 ns, as dueAt makes them.
 func TestFirstOverwriteBoxes(t *testing.T) {
 	for _, limit := range []int64{0, 100} {
 		var s shard[string, string]
@@ -256,7 +257,7 @@ func TestFirstOverwriteBoxes(t *testing.T) {
 		h := s.tab.Hash("k")
 		isBoxed := func(n *node[string, string]) bool { return n.stamp.Load()&boxed != 0 }
 		var p pending[string, string]
-		s.setLocked("k", h, "v1", 1, 0, 100, &p)
+		s.setLocked("k", h, "v1", 1, 0, 104, &p)
 		first := s.tab.Get("k", h)
 		if p.arm != first || isBoxed(first) {
 			t.Fatalf("limit %d: new key: armed %v, boxed %v; want the node armed, not boxed", limit, p.arm == first, isBoxed(first))
@@ -273,9 +274,9 @@ func TestFirstOverwriteBoxes(t *testing.T) {
 		}
 
 		p = pending[string, string]{}
-		s.setLocked("k", h, "v3", 1, 20, 300, &p)
-		if n := s.tab.Get("k", h); n != second || p.arm != nil || p.cancel != nil || s.valueOf(n) != "v3" || n.deadline() != 300 {
-			t.Errorf("limit %d: later deadline: same node %v, arm %v, cancel %v, value %q, deadline %d; want the same node holding v3 until 300, nothing armed or cancelled",
+		s.setLocked("k", h, "v3", 1, 20, 304, &p)
+		if n := s.tab.Get("k", h); n != second || p.arm != nil || p.cancel != nil || s.valueOf(n) != "v3" || n.deadline() != 304 {
+			t.Errorf("limit %d: later deadline: same node %v, arm %v, cancel %v, value %q, deadline %d; want the same node holding v3 until 304, nothing armed or cancelled",
 				limit, n == second, p.arm, p.cancel, s.valueOf(n), n.deadline())
 		}
 		if want := (Event[string, string]{"k", "v2", Replaced}); p.event != want {
@@ -287,7 +288,7 @@ func TestFirstOverwriteBoxes(t *testing.T) {
 			write func(p *pending[string, string])
 			value string
 		}{
-			{"Touch", func(p *pending[string, string]) { s.touchLocked("k", h, 30, 250, p) }, "v3"},
+			{"Touch", func(p *pending[string, string]) { s.touchLocked("k", h, 30, 248, p) }, "v3"},
 			{"Set", func(p *pending[string, string]) { s.setLocked("k", h, "v4", 1, 40, 200, p) }, "v4"},
 		} {
 			old := s.tab.Get("k", h)

@@ -50,7 +50,7 @@ func (c *cache[K, V]) read(n *node[K, V], key K, h uint64, st uint64, now int64)
 		// Resolution or more. A compare-and-swap on the stamp the lookup
 		// read: if a writer stored another one meanwhile (a new value, a
 		// Touch, death), the writer's stamp stands.
-		if next := now + int64(min(c.ttl, maxTTL)); next-d >= int64(c.res) && st&writing == 0 {
+		if next := dueAt(now, int64(min(c.ttl, maxTTL))); next-d >= int64(c.res) && st&writing == 0 {
 			n.stamp.CompareAndSwap(st, st&stampLow|stampOf(next))
 		}
 		return

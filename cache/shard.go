@@ -39,8 +39,8 @@ import (
 // timer.Value, is the key itself.
 //
 // Stamp. One atomic word holds deadline<<stampShift | boxed | writing |
-// reads<<2 | queue: the deadline in nanoseconds since the cache's
-// origin, whether the value is boxed (fixed when the node is
+// reads<<2 | queue: the deadline in ticks of 8 ns since the cache's
+// origin (see dueAt), whether the value is boxed (fixed when the node is
 // made), the write bit (see lockWrite), the reads since the policy last
 // looked (see noteRead), and the queue the node is in, or dead. The value
 // and the deadline change, and the node dies, only with the write bit
@@ -126,10 +126,13 @@ const (
 	writing   = 1 << 6        // the write bit (see lockWrite)
 	boxed     = 1 << 7        // the value is boxed (see boxed)
 	stampLow  = 1<<stampShift - 1
-	// stampShift leaves the deadline 56 bits: maxDeadline nanoseconds
-	// (about 2.3 years) since the cache was made.
+	// stampShift leaves the deadline 56 bits, counted in ticks of
+	// 1<<tickShift = 8 ns: the horizon, the first deadline a stamp cannot
+	// hold, is 2^59 ns (about 18.3 years) after the cache was made, and
+	// maxDeadline, the last one it can, is 8 ns before it.
 	stampShift  = 8
-	maxDeadline = 1<<(64-stampShift) - 1
+	tickShift   = 3
+	maxDeadline = (1<<(64-stampShift) - 1) << tickShift
 )
 
 func nodeKey[K comparable, V any](n *node[K, V]) K { return n.key() }
@@ -498,12 +501,25 @@ func alloc[K comparable, V, N, S any]() *node[K, V] {
 	return (*node[K, V])(unsafe.Pointer(new(entry[N, S])))
 }
 
-// stampOf returns the stamp of deadline d, which saturates at maxDeadline
-// (reached only by a cache older than about 1.1 years: see maxTTL).
-func stampOf(d int64) uint64 { return uint64(min(d, maxDeadline)) << stampShift }
+// dueAt returns the deadline life nanoseconds after now (both since the
+// cache's origin, life > 0) as a stamp holds it: rounded down to a tick
+// of 8 ns, so never later than now+life, and at most maxDeadline, so a
+// deadline past the horizon (reached only by a cache older than about
+// 13.7 years: see maxTTL) is cut to its last tick. The result may be at or
+// before now (a life under 8 ns, or a cache past its horizon): the entry
+// is then expired on arrival, never kept late. Every deadline that goes
+// into a stamp, and into the wheel (see arm), is made here, so the two
+// agree to the nanosecond.
+func dueAt(now, life int64) int64 { return min(now+life, maxDeadline) &^ (1<<tickShift - 1) }
 
-// deadlineOf returns the deadline in stamp st.
-func deadlineOf(st uint64) int64 { return int64(st >> stampShift) }
+// stampOf returns the stamp of deadline d, a result of dueAt (0 to
+// maxDeadline). The shifts drop any part of a tick, so d cannot spill into
+// the flags.
+func stampOf(d int64) uint64 { return uint64(d) >> tickShift << stampShift }
+
+// deadlineOf returns the deadline in stamp st, in nanoseconds since the
+// cache's origin (a multiple of 8).
+func deadlineOf(st uint64) int64 { return int64(st>>stampShift) << tickShift }
 
 // dropLocked takes n, just killed with its last stamp st, out of the
 // shard's table and queue, and counts it under reason.
@@ -537,7 +553,7 @@ var afterSpare func()
 // a Weigher, a mutation removes at most one entry, and the slices stay nil.
 type pending[K comparable, V any] struct {
 	arm    *node[K, V] // arm its timer to fire by armAt
-	armAt  int64       // deadline, nanoseconds since origin
+	armAt  int64       // deadline, nanoseconds since origin, as in the stamp (see dueAt)
 	cancel *node[K, V] // cancel its timer: it left the cache
 	event  Event[K, V]
 
