@@ -331,8 +331,12 @@ func (c *cache[K, V]) lookup(key K, h uint64, mark bool) (v V, left time.Duratio
 // the lock, as a new key does (cancelling the old timer), so that
 // lock-free readers never see a value change under a deadline that is not
 // its own. After Close, Set does nothing.
+//
+// With Options.MaxWeight, Set weighs the entry first: one too heavy is
+// dropped (see Options.MaxWeight; TrySet reports it), and a panic in the
+// Weigher goes on in Set, which then stores nothing (see Options.Weigher).
 func (c *Cache[K, V]) Set(key K, value V) {
-	c.c.set(key, value, c.c.ttl)
+	_ = c.c.set(key, value, c.c.ttl) // too heavy: dropped (see Options.MaxWeight)
 }
 
 // SetWithExpire is Set with its own ttl instead of Options.TTL (Jitter
@@ -343,17 +347,20 @@ func (c *Cache[K, V]) SetWithExpire(key K, value V, ttl time.Duration) {
 		c.c.delete(key)
 		return
 	}
-	c.c.set(key, value, ttl)
+	_ = c.c.set(key, value, ttl) // too heavy: dropped (see Options.MaxWeight)
 }
 
-func (c *cache[K, V]) set(key K, value V, ttl time.Duration) {
+// set is Set, SetWithExpire and TrySet: it weighs value once and stores
+// it, and returns the error TrySet reports for a value too heavy to store
+// (nil otherwise, also when it stores nothing: after Close, or for a key
+// not equal to itself, which it does not weigh).
+func (c *cache[K, V]) set(key K, value V, ttl time.Duration) error {
 	if c.unstorable(key) {
-		return
+		return nil
 	}
 	w, ok := c.weigh(key, value)
 	if !ok {
-		c.tooHeavy(key, w)
-		return
+		return c.tooHeavy(key, w)
 	}
 	h := c.hash(key)
 	s := c.shardFor(h)
@@ -361,19 +368,20 @@ func (c *cache[K, V]) set(key K, value V, ttl time.Duration) {
 	if n := s.tab.Get(key, h); n != nil && c.overwrite(s, n, value, w, ttl, &p) {
 		c.finish(&p)
 		c.forgetNotFound(key)
-		return
+		return nil
 	}
 	now := c.now()
 	deadline := now + c.lifetime(ttl)
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		return
+		return nil
 	}
 	s.setLocked(key, h, value, w, now, deadline, &p)
 	s.mu.Unlock()
 	c.finish(&p)
 	c.forgetNotFound(key)
+	return nil
 }
 
 // overwrite stores value of weight w in n, key's node, with a deadline

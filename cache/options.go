@@ -74,10 +74,20 @@ type Options[K comparable, V any] struct {
 
 	// Weigher returns the weight of an entry, such as the size of its value
 	// in bytes. It is required with MaxWeight and an error without it. It
-	// is called once per write (Set, SetWithExpire, TrySet, GetOrSet and
-	// SetIfAbsent when they store, and Take storing what it fetched), on
-	// the writing goroutine, with no lock held. A weight below 1 counts as
-	// 1.
+	// is called once per write that may store a value: Set, SetWithExpire
+	// and TrySet; GetOrSet and SetIfAbsent when they find no live entry; a
+	// load (Take, Load, LoadAll, a refresh) that loaded a value to keep;
+	// Compute returning Store. It runs on the writing goroutine, with no
+	// lock held, and never for a key not equal to itself. A weight below
+	// 1 counts as 1.
+	//
+	// If it panics or calls runtime.Goexit, the write stores nothing, the
+	// key keeps what it held, and the panic or exit goes on: in the caller
+	// of Set, SetWithExpire, TrySet, GetOrSet or SetIfAbsent as it is;
+	// for a load or a Compute, as a panic or exit of its loader or
+	// function (its callers receive a *timingwheel.PanicError, a refresh
+	// reports to OnRefreshError). Either way the key stays usable: no
+	// later write or load of it waits for the failed one.
 	Weigher func(key K, value V) int
 
 	// Jitter spreads expiry: each TTL, whether from TTL or from a per-call
