@@ -87,10 +87,9 @@ func New[K comparable, V any](opts Options[K, V]) (*Cache[K, V], error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
-	n := shardCount(runtime.GOMAXPROCS(0), opts.Limit)
-	if opts.MaxWeight > 0 {
-		n = shardCount(runtime.GOMAXPROCS(0), 0)
-	}
+	// One of Limit and MaxWeight is set, or neither: a small bound of
+	// either kind gets fewer shards.
+	n := shardCount(runtime.GOMAXPROCS(0), max(int64(opts.Limit), opts.MaxWeight))
 	c := &cache[K, V]{
 		shards:  make([]atomic.Pointer[shard[K, V]], n),
 		seed:    maphash.MakeSeed(),
@@ -137,16 +136,17 @@ func New[K comparable, V any](opts Options[K, V]) (*Cache[K, V], error) {
 }
 
 // shardCount returns the number of shards: a power of two, one per
-// processor and at least 16, fewer when Limit is small, so that each shard
-// of a bounded cache holds at least 64 entries (and a Limit under 128 gets
-// one shard, so one policy sees every key). Shards are made on first use, so an
+// processor and at least 16, at most 1024, fewer when the bound (Limit or
+// MaxWeight) is small, so that each shard of a bounded cache holds at
+// least 64 entries or 64 of MaxWeight (and a bound under 128 gets one
+// shard, so one policy sees every key). Shards are made on first use, so an
 // empty cache holds only a pointer per shard; one per processor keeps the
 // shards that a thousand entries reach (about 1 KiB each with their
 // indexes) small next to the entries.
-func shardCount(procs, limit int) int {
+func shardCount(procs int, limit int64) int {
 	n := 1 << bits.Len(uint(max(procs, 16)-1))
 	n = min(n, 1024)
-	for limit > 0 && n > 1 && limit/n < 64 {
+	for limit > 0 && n > 1 && limit/int64(n) < 64 {
 		n >>= 1
 	}
 	return n

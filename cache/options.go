@@ -64,12 +64,18 @@ type Options[K comparable, V any] struct {
 	// value, would exceed it, entries are evicted first by the same policy
 	// as under Limit, the admission test comparing the newcomer with each
 	// entry it would displace. The total never exceeds MaxWeight, at any
-	// instant. MaxWeight is split evenly across the cache's shards (see
-	// Limit), so one entry may weigh at most MaxWeight divided by the
-	// number of shards, and at most 2^30-1: a heavier entry is never
-	// stored (Set drops it and removes the key's previous entry; TrySet
-	// returns an error wrapping ErrTooHeavy that says the bound). 0 means
-	// no bound by weight; a negative MaxWeight is an error.
+	// instant. MaxWeight is split across the cache's shards, exactly (the
+	// shares add up to MaxWeight, none is 0), as Limit is: a MaxWeight
+	// under 128 gets one shard; a larger one gets one shard per processor
+	// (at least 16, at most 1024, a power of two), halved while a share
+	// would be under 64. One entry may weigh at most MaxWeight divided by
+	// the number of shards, rounded down, which is at least
+	// min(MaxWeight, 64) and at least MaxWeight/1024, and at most 2^30-1.
+	// A heavier entry is never stored: Set drops it and removes the key's
+	// previous entry, TrySet does the same and returns an error wrapping
+	// ErrTooHeavy that says the bound, and GetOrSet and SetIfAbsent store
+	// nothing and leave the key as it was (see GetOrSet). 0 means no bound
+	// by weight; a negative MaxWeight is an error.
 	MaxWeight int64
 
 	// Weigher returns the weight of an entry, such as the size of its value

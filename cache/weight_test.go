@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -126,8 +127,8 @@ func TestWeightNeverExceeded(t *testing.T) {
 // other entries until it fits; the overwritten key stays.
 func TestHeavierOverwriteMakesRoom(t *testing.T) {
 	c := newCache(t, Options[int, string]{TTL: time.Hour, MaxWeight: 100, Weigher: weighLen})
-	// Keys of one shard, as many as it holds (6 or 7: 100 split over the
-	// shards).
+	// Keys of one shard, as many as it holds (MaxWeight 100 is one shard
+	// of 100).
 	s0 := table0(c)
 	limit := int(s0.limit)
 	var keys []int
@@ -240,4 +241,53 @@ func TestTooHeavyFromLoaderAndCompute(t *testing.T) {
 		t.Error("Compute stored a too heavy value, or kept the older one")
 	}
 	checkInvariants(t, c, 1600, false)
+}
+
+// TestSmallMaxWeightStoresEntries: MaxWeight is split across the shards as
+// Limit is (under 128: one shard; otherwise at least 64 per shard), the
+// shares add up to MaxWeight and none is 0, and one entry may weigh
+// MaxWeight divided by the shards, at least min(MaxWeight, 64). A
+// MaxWeight under the shard count used to give every shard 0: nothing
+// could be stored at all.
+func TestSmallMaxWeightStoresEntries(t *testing.T) {
+	shards := int64(shardCount(runtime.GOMAXPROCS(0), 0))
+	for _, maxWeight := range []int64{1, 2, 3, shards - 1, shards, shards + 1, 63, 64, 127, 128, 1000, 1 << 20} {
+		t.Run(fmt.Sprint(maxWeight), func(t *testing.T) {
+			c := newWeighed(t, maxWeight, nil)
+			n := int64(len(c.c.shards))
+			for i := range c.c.shards {
+				if got := c.c.shardLimit(i); got < 1 || got > maxWeight {
+					t.Errorf("shard %d of %d: limit %d, want 1 to %d", i, n, got, maxWeight)
+				}
+			}
+			most := c.c.maxEntry
+			if want := maxWeight / n; most != want || most < min(maxWeight, 64) {
+				t.Errorf("one entry may weigh %d, want MaxWeight/shards = %d/%d = %d, at least %d",
+					most, maxWeight, n, want, min(maxWeight, 64))
+			}
+			if err := c.TrySet(-1, strings.Repeat("m", int(most))); err != nil {
+				t.Errorf("TrySet of the heaviest entry (%d): %v, want nil", most, err)
+			}
+			if err := c.TrySet(-1, strings.Repeat("m", int(most)+1)); !errors.Is(err, ErrTooHeavy) {
+				t.Errorf("TrySet of weight %d: %v, want ErrTooHeavy", most+1, err)
+			}
+			// Entries of weight 1: a single shard fills up exactly; the
+			// whole never weighs more than MaxWeight.
+			keys := min(3*maxWeight, 3000)
+			for k := range keys {
+				c.Set(int(k), "x")
+				if got := int64(c.Len()); got > maxWeight {
+					t.Fatalf("after %d Sets of weight 1: %d entries, want at most MaxWeight %d", k+1, got, maxWeight)
+				}
+			}
+			got := int64(c.Len())
+			if n == 1 && got != maxWeight {
+				t.Errorf("one shard: %d entries of weight 1 after %d Sets, want MaxWeight %d", got, keys, maxWeight)
+			}
+			if got < 1 {
+				t.Errorf("%d entries after %d Sets of weight 1, want some", got, keys)
+			}
+			checkInvariants(t, c, int(maxWeight), false)
+		})
+	}
 }
