@@ -291,3 +291,60 @@ func TestSmallMaxWeightStoresEntries(t *testing.T) {
 		})
 	}
 }
+
+// TestTooHeavyValueNotStoredByGetOrSet: GetOrSet and SetIfAbsent, which
+// cannot return an error, never store a value heavier than one entry may
+// be: of a key without a live entry, GetOrSet returns the value and false
+// but stores, removes and reports nothing (Stats: a miss, no Set),
+// SetIfAbsent returns false; of a live key both leave the value as it
+// was. A value of exactly the bound is stored.
+func TestTooHeavyValueNotStoredByGetOrSet(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &recorder[int, string]{}
+		c := newWeighed(t, 100, rec.on) // one shard: one entry may weigh 100
+		heavy := strings.Repeat("h", 101)
+		c.Set(1, "live")
+		c.SetWithExpire(2, "expired", time.Millisecond)
+		time.Sleep(2 * time.Millisecond)
+		before := c.Stats()
+		steps := []struct {
+			name       string
+			key        int
+			getOrSet   bool   // GetOrSet, else SetIfAbsent
+			wantValue  string // GetOrSet's result
+			wantLoaded bool   // GetOrSet: loaded; SetIfAbsent: stored
+			wantPeek   string // "" for a miss
+		}{
+			{"GetOrSet, no entry", 3, true, heavy, false, ""},
+			{"GetOrSet, expired entry", 2, true, heavy, false, ""},
+			{"GetOrSet, live entry", 1, true, "live", true, "live"},
+			{"SetIfAbsent, no entry", 4, false, "", false, ""},
+			{"SetIfAbsent, live entry", 1, false, "", false, "live"},
+		}
+		for _, st := range steps {
+			if st.getOrSet {
+				v, loaded := c.GetOrSet(st.key, heavy)
+				if v != st.wantValue || loaded != st.wantLoaded {
+					t.Errorf("%s: GetOrSet = %d bytes, %v; want %d bytes, %v", st.name, len(v), loaded, len(st.wantValue), st.wantLoaded)
+				}
+			} else if stored := c.SetIfAbsent(st.key, heavy); stored != st.wantLoaded {
+				t.Errorf("%s: SetIfAbsent = %v, want %v", st.name, stored, st.wantLoaded)
+			}
+			if v, _ := c.Peek(st.key); v != st.wantPeek {
+				t.Errorf("%s: Peek(%d) = %d bytes, want %q", st.name, st.key, len(v), st.wantPeek)
+			}
+		}
+		if ev := rec.take(); len(ev) != 0 {
+			t.Errorf("events %v, want none", ev)
+		}
+		after := c.Stats()
+		if sets, misses := after.Sets-before.Sets, after.Misses-before.Misses; sets != 0 || misses != 2 {
+			t.Errorf("Stats: %d Sets, %d misses, want 0 Sets and the 2 misses of GetOrSet", sets, misses)
+		}
+		exact := strings.Repeat("e", 100)
+		if v, loaded := c.GetOrSet(5, exact); v != exact || loaded {
+			t.Errorf("GetOrSet of weight 100 = %d bytes, %v, want it stored", len(v), loaded)
+		}
+		checkInvariants(t, c, 100, false)
+	})
+}
