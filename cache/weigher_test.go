@@ -3,6 +3,7 @@ package cache
 import (
 	"context"
 	"errors"
+	"math"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -113,6 +114,21 @@ func TestWeigherCalledOncePerWrite(t *testing.T) {
 			})
 		})
 	}
+	t.Run("key not equal to itself", func(t *testing.T) {
+		var calls atomic.Int64
+		c := newCache(t, Options[float64, string]{TTL: time.Hour, MaxWeight: 10,
+			Weigher: func(_ float64, v string) int { calls.Add(1); return len(v) }})
+		nan := math.NaN()
+		c.Set(nan, "a")
+		if err := c.TrySet(nan, strings.Repeat("x", 11)); err != nil {
+			t.Errorf("TrySet of a NaN key, too heavy: %v, want nil (dropped unweighed)", err)
+		}
+		c.GetOrSet(nan, "b")
+		c.SetIfAbsent(nan, "c")
+		if got := calls.Load(); got != 0 {
+			t.Errorf("writes of a NaN key: %d Weigher calls, want 0", got)
+		}
+	})
 	t.Run("sequence", func(t *testing.T) {
 		var calls atomic.Int64
 		c := newCache(t, Options[int, string]{TTL: time.Hour, MaxWeight: 1000,

@@ -255,6 +255,9 @@ func TestSmallMaxWeightStoresEntries(t *testing.T) {
 		t.Run(fmt.Sprint(maxWeight), func(t *testing.T) {
 			c := newWeighed(t, maxWeight, nil)
 			n := int64(len(c.c.shards))
+			if maxWeight < 128 && n != 1 {
+				t.Errorf("%d shards, want 1 for a MaxWeight under 128", n)
+			}
 			for i := range c.c.shards {
 				if got := c.c.shardLimit(i); got < 1 || got > maxWeight {
 					t.Errorf("shard %d of %d: limit %d, want 1 to %d", i, n, got, maxWeight)
@@ -347,4 +350,20 @@ func TestTooHeavyValueNotStoredByGetOrSet(t *testing.T) {
 		}
 		checkInvariants(t, c, 100, false)
 	})
+}
+
+// TestMaxEntryWeightCapped: however large MaxWeight, one entry may weigh
+// at most 2^30-1 (Options.MaxWeight).
+func TestMaxEntryWeightCapped(t *testing.T) {
+	c := newCache(t, Options[int, int]{TTL: time.Hour, MaxWeight: 1 << 40,
+		Weigher: func(_ int, v int) int { return v }})
+	if err := c.TrySet(1, 1<<30-1); err != nil {
+		t.Errorf("TrySet of weight 2^30-1: %v, want nil", err)
+	}
+	if err := c.TrySet(1, 1<<30); !errors.Is(err, ErrTooHeavy) {
+		t.Errorf("TrySet of weight 2^30: %v, want ErrTooHeavy", err)
+	}
+	if _, ok := c.Peek(1); ok {
+		t.Errorf("Peek(1) hit after a refused TrySet, want the older entry removed")
+	}
 }
