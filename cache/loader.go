@@ -291,12 +291,13 @@ func goexitError[K any](key *K) *timingwheel.PanicError {
 
 // weighLoaded returns the weight of l.Value, loaded for key with error err,
 // for complete: 0 if it is not to be kept (the load failed or found
-// nothing, l.TTL says not to keep it, or it is too heavy, see
-// Options.MaxWeight). A load calls it inside its guard, as part of the
-// load, so that a Weigher that panics or calls runtime.Goexit fails the
-// load as its loader would, and the load's call is released.
+// nothing, l.TTL says not to keep it, key is not equal to itself, or the
+// value is too heavy, see Options.MaxWeight). A load calls it inside its
+// guard, as part of the load, so that a Weigher that panics or calls
+// runtime.Goexit fails the load as its loader would, and the load's call
+// is released.
 func (c *cache[K, V]) weighLoaded(key K, l Loaded[V], err error) int64 {
-	if err != nil || l.Err != nil || l.NotFound || l.TTL < 0 {
+	if err != nil || l.Err != nil || l.NotFound || l.TTL < 0 || c.unstorable(key) {
 		return 0
 	}
 	if w, ok := c.weigh(key, l.Value); ok {

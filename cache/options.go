@@ -91,8 +91,8 @@ type Options[K comparable, V any] struct {
 	// key keeps what it held, and the panic or exit goes on: in the caller
 	// of Set, SetWithExpire, TrySet, GetOrSet or SetIfAbsent as it is;
 	// for a load or a Compute, as a panic or exit of its loader or
-	// function (its callers receive a *timingwheel.PanicError, a refresh
-	// reports to OnRefreshError). Either way the key stays usable: no
+	// function (its callers receive a *timingwheel.PanicError; a failed
+	// refresh goes to OnRefreshError). Either way the key stays usable: no
 	// later write or load of it waits for the failed one.
 	Weigher func(key K, value V) int
 

@@ -125,6 +125,8 @@ func TestWeigherCalledOncePerWrite(t *testing.T) {
 		}
 		c.GetOrSet(nan, "b")
 		c.SetIfAbsent(nan, "c")
+		c.Take(nan, func() (string, error) { return "d", nil })
+		c.Compute(nan, func(string, bool) (string, Action) { return "e", Store })
 		if got := calls.Load(); got != 0 {
 			t.Errorf("writes of a NaN key: %d Weigher calls, want 0", got)
 		}
