@@ -30,6 +30,12 @@ func (c *Cache[K, V]) Remaining(key K) (time.Duration, bool) {
 // expired entry in the way is reported as Expired, a victim as Evicted).
 // After Close, and for a key not equal to itself (see Cache), it stores
 // nothing and returns value and false.
+//
+// With Options.MaxWeight, a value heavier than one entry may be is never
+// stored, and nothing says so: when key has no live entry, GetOrSet
+// returns value and false as if it had stored it, but stores nothing,
+// removes nothing and reports nothing to OnEvict; Stats counts the miss
+// and no Set, and a later Get misses. (TrySet reports the weight.)
 func (c *Cache[K, V]) GetOrSet(key K, value V) (actual V, loaded bool) {
 	actual, loaded, _ = c.c.getOrSet(key, value, true)
 	return actual, loaded
@@ -40,7 +46,10 @@ func (c *Cache[K, V]) GetOrSet(key K, value V) (actual V, loaded bool) {
 // has passed counts as absent: it is replaced and reported to OnEvict as
 // Expired. Unlike GetOrSet it is a write only: a live entry is neither
 // marked as used nor counted in Stats. After Close, and for a key not
-// equal to itself (see Cache), it stores nothing and returns false.
+// equal to itself (see Cache), it stores nothing and returns false. A
+// value heavier than one entry may be (see Options.MaxWeight) is never
+// stored: SetIfAbsent returns false, and leaves the key as it was, as
+// GetOrSet does.
 func (c *Cache[K, V]) SetIfAbsent(key K, value V) bool {
 	_, _, stored := c.c.getOrSet(key, value, false)
 	return stored

@@ -109,7 +109,7 @@ func (c *cache[K, V]) loadMany(ctx context.Context, mine []bulkKey[K, V]) {
 	defer func() {
 		for ; next < len(mine); next++ {
 			k := mine[next]
-			c.complete(k.s, k.key, k.h, k.cl, Loaded[V]{}, goexitError(&k.key), 0, false)
+			c.complete(k.s, k.key, k.h, k.cl, Loaded[V]{}, goexitError(&k.key), 0, 0, false)
 		}
 	}()
 	if c.bulk == nil {
@@ -121,7 +121,8 @@ func (c *cache[K, V]) loadMany(ctx context.Context, mine []bulkKey[K, V]) {
 			begin := c.now()
 			var l Loaded[V]
 			var err error
-			guard(&k.key, false, func() { l, err = c.loader(ctx, k.key) }, func(failure error) {
+			var w int64
+			guard(&k.key, false, func() { l, err = c.loader(ctx, k.key); w = c.weighLoaded(k.key, l, err) }, func(failure error) {
 				if failure != nil {
 					l, err = Loaded[V]{}, failure
 					if p, ok := failure.(*timingwheel.PanicError); ok && perr == nil {
@@ -131,7 +132,7 @@ func (c *cache[K, V]) loadMany(ctx context.Context, mine []bulkKey[K, V]) {
 					err = l.Err
 				}
 				next++
-				c.complete(k.s, k.key, k.h, k.cl, l, err, begin, true)
+				c.complete(k.s, k.key, k.h, k.cl, l, err, w, begin, true)
 			})
 		}
 		if perr != nil {
@@ -147,12 +148,27 @@ func (c *cache[K, V]) loadMany(ctx context.Context, mine []bulkKey[K, V]) {
 	begin := c.now()
 	var m map[K]Loaded[V]
 	var err error
-	guard[K](nil, true, func() { m, err = c.bulk(ctx, keys) }, func(failure error) {
+	var weights []int64 // of mine's values, in order; nil without a Weigher
+	guard[K](nil, true, func() {
+		m, err = c.bulk(ctx, keys)
+		if c.weigher != nil {
+			weights = make([]int64, len(mine))
+			for i, k := range mine {
+				if l, ok := m[k.key]; ok {
+					weights[i] = c.weighLoaded(k.key, l, nil)
+				}
+			}
+		}
+	}, func(failure error) {
 		if failure != nil {
 			m, err = nil, failure
 		}
 		for next < len(mine) {
 			k := mine[next]
+			w := int64(1)
+			if weights != nil {
+				w = weights[next]
+			}
 			next++
 			l, ok := m[k.key]
 			kerr := err
@@ -164,7 +180,7 @@ func (c *cache[K, V]) loadMany(ctx context.Context, mine []bulkKey[K, V]) {
 			case err == nil:
 				l.NotFound = true
 			}
-			c.complete(k.s, k.key, k.h, k.cl, l, kerr, begin, next == 1)
+			c.complete(k.s, k.key, k.h, k.cl, l, kerr, w, begin, next == 1)
 		}
 	})
 }

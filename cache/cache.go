@@ -87,10 +87,9 @@ func New[K comparable, V any](opts Options[K, V]) (*Cache[K, V], error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
-	n := shardCount(runtime.GOMAXPROCS(0), opts.Limit)
-	if opts.MaxWeight > 0 {
-		n = shardCount(runtime.GOMAXPROCS(0), 0)
-	}
+	// One of Limit and MaxWeight is set, or neither: a small bound of
+	// either kind gets fewer shards.
+	n := shardCount(runtime.GOMAXPROCS(0), max(int64(opts.Limit), opts.MaxWeight))
 	c := &cache[K, V]{
 		shards:  make([]atomic.Pointer[shard[K, V]], n),
 		seed:    maphash.MakeSeed(),
@@ -137,16 +136,17 @@ func New[K comparable, V any](opts Options[K, V]) (*Cache[K, V], error) {
 }
 
 // shardCount returns the number of shards: a power of two, one per
-// processor and at least 16, fewer when Limit is small, so that each shard
-// of a bounded cache holds at least 64 entries (and a Limit under 128 gets
-// one shard, so one policy sees every key). Shards are made on first use, so an
+// processor and at least 16, at most 1024, fewer when the bound (Limit or
+// MaxWeight) is small, so that each shard of a bounded cache holds at
+// least 64 entries or 64 of MaxWeight (and a bound under 128 gets one
+// shard, so one policy sees every key). Shards are made on first use, so an
 // empty cache holds only a pointer per shard; one per processor keeps the
 // shards that a thousand entries reach (about 1 KiB each with their
 // indexes) small next to the entries.
-func shardCount(procs, limit int) int {
+func shardCount(procs int, limit int64) int {
 	n := 1 << bits.Len(uint(max(procs, 16)-1))
 	n = min(n, 1024)
-	for limit > 0 && n > 1 && limit/n < 64 {
+	for limit > 0 && n > 1 && limit/int64(n) < 64 {
 		n >>= 1
 	}
 	return n
@@ -331,8 +331,12 @@ func (c *cache[K, V]) lookup(key K, h uint64, mark bool) (v V, left time.Duratio
 // the lock, as a new key does (cancelling the old timer), so that
 // lock-free readers never see a value change under a deadline that is not
 // its own. After Close, Set does nothing.
+//
+// With Options.MaxWeight, Set weighs the entry first: one too heavy is
+// dropped (see Options.MaxWeight; TrySet reports it), and a panic in the
+// Weigher goes on in Set, which then stores nothing (see Options.Weigher).
 func (c *Cache[K, V]) Set(key K, value V) {
-	c.c.set(key, value, c.c.ttl)
+	_ = c.c.set(key, value, c.c.ttl) // too heavy: dropped (see Options.MaxWeight)
 }
 
 // SetWithExpire is Set with its own ttl instead of Options.TTL (Jitter
@@ -343,17 +347,20 @@ func (c *Cache[K, V]) SetWithExpire(key K, value V, ttl time.Duration) {
 		c.c.delete(key)
 		return
 	}
-	c.c.set(key, value, ttl)
+	_ = c.c.set(key, value, ttl) // too heavy: dropped (see Options.MaxWeight)
 }
 
-func (c *cache[K, V]) set(key K, value V, ttl time.Duration) {
+// set is Set, SetWithExpire and TrySet: it weighs value once and stores
+// it, and returns the error TrySet reports for a value too heavy to store
+// (nil otherwise, also when it stores nothing: after Close, or for a key
+// not equal to itself, which it does not weigh).
+func (c *cache[K, V]) set(key K, value V, ttl time.Duration) error {
 	if c.unstorable(key) {
-		return
+		return nil
 	}
 	w, ok := c.weigh(key, value)
 	if !ok {
-		c.tooHeavy(key, w)
-		return
+		return c.tooHeavy(key, w)
 	}
 	h := c.hash(key)
 	s := c.shardFor(h)
@@ -361,19 +368,20 @@ func (c *cache[K, V]) set(key K, value V, ttl time.Duration) {
 	if n := s.tab.Get(key, h); n != nil && c.overwrite(s, n, value, w, ttl, &p) {
 		c.finish(&p)
 		c.forgetNotFound(key)
-		return
+		return nil
 	}
 	now := c.now()
 	deadline := dueAt(now, c.lifetime(ttl))
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		return
+		return nil
 	}
 	s.setLocked(key, h, value, w, now, deadline, &p)
 	s.mu.Unlock()
 	c.finish(&p)
 	c.forgetNotFound(key)
+	return nil
 }
 
 // overwrite stores value of weight w in n, key's node, with a deadline

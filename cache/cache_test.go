@@ -112,9 +112,10 @@ func TestNewDefaults(t *testing.T) {
 
 func TestShardCountAndLimitSplit(t *testing.T) {
 	tests := []struct {
-		name         string
-		procs, limit int
-		want         int
+		name  string
+		procs int
+		limit int64
+		want  int
 	}{
 		{"unbounded, 2 procs", 2, 0, 16},
 		{"unbounded, 8 procs", 8, 0, 16},
@@ -124,6 +125,8 @@ func TestShardCountAndLimitSplit(t *testing.T) {
 		{"limit 127 gets one shard", 2, 127, 1},
 		{"limit 128 gets two", 2, 128, 2},
 		{"limit 100k", 2, 100_000, 16},
+		{"MaxWeight 2^40, 64 procs", 64, 1 << 40, 64},
+		{"MaxWeight 2^40, 4096 procs caps", 4096, 1 << 40, 1024},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

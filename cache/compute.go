@@ -48,9 +48,11 @@ func (a Action) String() string {
 //
 // A Store counts in Stats.Sets; a Compute counts neither as a hit nor as
 // a miss. fn must not call Compute, Take, Load or LoadAll for the same
-// key (it would wait for itself). If fn panics or exits its goroutine,
-// nothing changes, the key is released, and the panic goes on as a
-// *timingwheel.PanicError. An Action
+// key (it would wait for itself). If fn, or Options.Weigher weighing the
+// value fn stores, panics or exits its goroutine, nothing changes, the key
+// is released, and the panic goes on as a *timingwheel.PanicError. A
+// Store of a value heavier than one entry may be (see Options.MaxWeight)
+// stores nothing and removes the key's entry, as Set does. An Action
 // other than Keep, Store and Remove panics after releasing the key. After
 // Close, and for a key not equal to itself (see Cache), fn is not called
 // and Compute returns the zero V and false.
@@ -95,14 +97,17 @@ func (c *cache[K, V]) compute(key K, fn func(V, bool) (V, Action)) (V, bool) {
 // it; it always releases the key.
 func (c *cache[K, V]) runCompute(s *shard[K, V], key K, h uint64, cl *call[V], old V, found bool, fn func(V, bool) (V, Action)) (v V, ok bool) {
 	var a Action
-	guard(&key, true, func() { v, a = fn(old, found) }, func(failure error) {
-		var p pending[K, V]
-		var np pending[K, struct{}]
-		w, fits := int64(1), true
-		if failure == nil && a == Store {
-			// Too heavy: stored nothing, and the old value goes, as for Set.
+	w, fits := int64(1), true
+	guard(&key, true, func() {
+		v, a = fn(old, found)
+		if a == Store {
+			// Inside the guard: a Weigher that panics or exits fails the
+			// Compute as fn would, and the key is released.
 			w, fits = c.weigh(key, v)
 		}
+	}, func(failure error) {
+		var p pending[K, V]
+		var np pending[K, struct{}]
 		now := c.now()
 		s.mu.Lock()
 		apply := !cl.stale && !s.closed && failure == nil
@@ -115,6 +120,7 @@ func (c *cache[K, V]) runCompute(s *shard[K, V], key K, h uint64, cl *call[V], o
 				if fits {
 					s.setLocked(key, h, v, w, now, dueAt(now, c.lifetime(c.ttl)), &p)
 				} else {
+					// Too heavy: stored nothing, and the old value goes, as for Set.
 					s.deleteLocked(key, h, now, &p)
 				}
 				c.forgetNotFoundLocked(key, &np)

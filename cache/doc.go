@@ -108,6 +108,8 @@
 //     split across shards, so a shard may evict while another has room: a
 //     full cache holds slightly fewer than Limit entries (99.9% of 1M in
 //     the bench module's fill). A Limit under 128 uses a single shard.
+//     With MaxWeight, the total weight never exceeds it, split the same
+//     way.
 //   - NaN keys are not stored. A key not equal to itself (a float NaN,
 //     or a struct, array or interface holding one) could never be found
 //     again, so writes of it are dropped and Take loads it without storing

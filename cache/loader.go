@@ -228,13 +228,14 @@ func (c *cache[K, V]) loadOne(ctx context.Context, s *shard[K, V], key K, h uint
 	begin := c.now() // for Stats.LoadTime
 	var l Loaded[V]
 	var err error
-	guard(&key, true, func() { l, err = fn(ctx) }, func(failure error) {
+	var w int64
+	guard(&key, true, func() { l, err = fn(ctx); w = c.weighLoaded(key, l, err) }, func(failure error) {
 		if failure != nil {
 			l, err = Loaded[V]{}, failure
 		} else if err == nil && l.Err != nil {
 			err = l.Err
 		}
-		c.complete(s, key, h, cl, l, err, begin, true)
+		c.complete(s, key, h, cl, l, err, w, begin, true)
 	})
 	return cl.result()
 }
@@ -288,8 +289,26 @@ func goexitError[K any](key *K) *timingwheel.PanicError {
 	return e
 }
 
-// complete keeps the result of a load of key (l, or the failure err),
-// counts it, and wakes its waiters. begin is when the loader was called;
+// weighLoaded returns the weight of l.Value, loaded for key with error err,
+// for complete: 0 if it is not to be kept (the load failed or found
+// nothing, l.TTL says not to keep it, key is not equal to itself, or the
+// value is too heavy, see Options.MaxWeight). A load calls it inside its
+// guard, as part of the load, so that a Weigher that panics or calls
+// runtime.Goexit fails the load as its loader would, and the load's call
+// is released.
+func (c *cache[K, V]) weighLoaded(key K, l Loaded[V], err error) int64 {
+	if err != nil || l.Err != nil || l.NotFound || l.TTL < 0 || c.unstorable(key) {
+		return 0
+	}
+	if w, ok := c.weigh(key, l.Value); ok {
+		return w
+	}
+	return 0
+}
+
+// complete keeps the result of a load of key (l, of weight w, see
+// weighLoaded, or the failure err), counts it, and wakes its waiters.
+// begin is when the loader was called;
 // timed says whether this load's duration counts in LoadTime (a bulk load
 // counts once). A load overtaken by a write (cl.stale), or finishing after
 // Close, keeps nothing.
@@ -298,14 +317,10 @@ func goexitError[K any](key *K) *timingwheel.PanicError {
 // caller that finds no call in flight finds the result instead; a
 // not-found result goes to the not-found cache under the same hold (its
 // shard lock nests inside this one, never the other way).
-func (c *cache[K, V]) complete(s *shard[K, V], key K, h uint64, cl *call[V], l Loaded[V], err error, begin int64, timed bool) {
+func (c *cache[K, V]) complete(s *shard[K, V], key K, h uint64, cl *call[V], l Loaded[V], err error, w int64, begin int64, timed bool) {
 	var p pending[K, V]
 	var np pending[K, struct{}]
 	now := c.now()
-	w, fits := int64(1), true
-	if err == nil && !l.NotFound {
-		w, fits = c.weigh(key, l.Value) // too heavy: returned, not kept
-	}
 	s.mu.Lock()
 	if !cl.stale {
 		s.endCallLocked(key)
@@ -339,7 +354,7 @@ func (c *cache[K, V]) complete(s *shard[K, V], key K, h uint64, cl *call[V], l L
 		if ttl == 0 {
 			ttl = c.ttl
 		}
-		if keep && ttl > 0 && fits {
+		if keep && ttl > 0 && w > 0 { // w 0: too heavy, returned but not kept
 			s.setLocked(key, h, l.Value, w, now, dueAt(now, c.lifetime(ttl)), &p)
 			c.forgetNotFoundLocked(key, &np)
 		}

@@ -70,20 +70,36 @@ type Options[K comparable, V any] struct {
 	// value, would exceed it, entries are evicted first by the same policy
 	// as under Limit, the admission test comparing the newcomer with each
 	// entry it would displace. The total never exceeds MaxWeight, at any
-	// instant. MaxWeight is split evenly across the cache's shards (see
-	// Limit), so one entry may weigh at most MaxWeight divided by the
-	// number of shards, and at most 2^30-1: a heavier entry is never
-	// stored (Set drops it and removes the key's previous entry; TrySet
-	// returns an error wrapping ErrTooHeavy that says the bound). 0 means
-	// no bound by weight; a negative MaxWeight is an error.
+	// instant. MaxWeight is split across the cache's shards, exactly (the
+	// shares add up to MaxWeight, none is 0), as Limit is: a MaxWeight
+	// under 128 gets one shard; a larger one gets one shard per processor
+	// (at least 16, at most 1024, a power of two), halved while a share
+	// would be under 64. One entry may weigh at most MaxWeight divided by
+	// the number of shards, rounded down, which is at least
+	// min(MaxWeight, 64) and at least MaxWeight/1024, and at most 2^30-1.
+	// A heavier entry is never stored: Set drops it and removes the key's
+	// previous entry, TrySet does the same and returns an error wrapping
+	// ErrTooHeavy that says the bound, and GetOrSet and SetIfAbsent store
+	// nothing and leave the key as it was (see GetOrSet). 0 means no bound
+	// by weight; a negative MaxWeight is an error.
 	MaxWeight int64
 
 	// Weigher returns the weight of an entry, such as the size of its value
 	// in bytes. It is required with MaxWeight and an error without it. It
-	// is called once per write (Set, SetWithExpire, TrySet, GetOrSet and
-	// SetIfAbsent when they store, and Take storing what it fetched), on
-	// the writing goroutine, with no lock held. A weight below 1 counts as
-	// 1.
+	// is called once per write that may store a value: Set, SetWithExpire
+	// and TrySet; GetOrSet and SetIfAbsent when they find no live entry; a
+	// load (Take, Load, LoadAll, a refresh) that loaded a value to keep;
+	// Compute returning Store. It runs on the writing goroutine, with no
+	// lock held, and never for a key not equal to itself. A weight below
+	// 1 counts as 1.
+	//
+	// If it panics or calls runtime.Goexit, the write stores nothing, the
+	// key keeps what it held, and the panic or exit goes on: in the caller
+	// of Set, SetWithExpire, TrySet, GetOrSet or SetIfAbsent as it is;
+	// for a load or a Compute, as a panic or exit of its loader or
+	// function (its callers receive a *timingwheel.PanicError; a failed
+	// refresh goes to OnRefreshError). Either way the key stays usable: no
+	// later write or load of it waits for the failed one.
 	Weigher func(key K, value V) int
 
 	// Jitter spreads expiry: each TTL, whether from TTL or from a per-call

@@ -124,13 +124,14 @@ func (c *cache[K, V]) refresh(s *shard[K, V], key K, h uint64, cl *call[V], rk *
 	begin := c.now()
 	var l Loaded[V]
 	var err error
-	guard(&key, false, func() { l, err = fn(c.refr.ctx) }, func(failure error) {
+	var w int64
+	guard(&key, false, func() { l, err = fn(c.refr.ctx); w = c.weighLoaded(key, l, err) }, func(failure error) {
 		if failure != nil {
 			l, err = Loaded[V]{}, failure
 		} else if err == nil && l.Err != nil {
 			err = l.Err
 		}
-		c.complete(s, key, h, cl, l, err, begin, true)
+		c.complete(s, key, h, cl, l, err, w, begin, true)
 		c.lc.refreshes.Add(1)
 		if err != nil {
 			c.lc.refreshErrors.Add(1)

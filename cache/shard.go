@@ -636,8 +636,9 @@ func (s *shard[K, V]) replaceLocked(o *node[K, V], h uint64, value V, w, now, de
 // boxed unless V is a word (see boxed): its next write goes in place. It
 // returns o's last value and stamp. A reader that found o before returns
 // o's value, as of before the swap; one that looks later finds the new
-// node. The new node's timer is armed, o's cancelled: both after the
-// unlock.
+// node, which is published once the shard has room for it (a new weight
+// makes room first, o staying in the table, dead, meanwhile). The new
+// node's timer is armed, o's cancelled: both after the unlock.
 func (s *shard[K, V]) swapLocked(o *node[K, V], h uint64, value V, keep bool, w, now, deadline int64, p *pending[K, V]) (V, uint64) {
 	// Allocated before o's write bit is taken: the allocator may make
 	// this goroutine assist the collector.
@@ -656,19 +657,21 @@ func (s *shard[K, V]) swapLocked(o *node[K, V], h uint64, value V, keep bool, w,
 		reads |= boxed
 	}
 	n.stamp.Store(stampOf(deadline) | reads)
-	s.tab.Put(n, h)
 	again := s.limit > 0 && s.weightOf(o) != w
 	switch {
 	case s.limit == 0: // no queue
 	case again:
+		// Weighed again: it makes room as a new entry does (it cannot be
+		// chosen itself), before it is published: meanwhile readers find
+		// o, dead, with its old value and weight, so the weight they can
+		// see never exceeds the limit.
 		s.unlinkFromLocked(o, int(st&queueMask))
+		s.makeRoomLocked(w, now, p)
 	default:
 		s.spliceLocked(o, n, int(st&queueMask))
 	}
+	s.tab.Put(n, h)
 	if again {
-		// Weighed again: it makes room as a new entry does (it cannot be
-		// chosen itself) and enters the window.
-		s.makeRoomLocked(w, now, p)
 		s.pushFrontLocked(n, window)
 	}
 	p.cancelLater(o)

@@ -32,21 +32,18 @@ func (c *cache[K, V]) tooHeavy(key K, w int64) error {
 		ErrTooHeavy, key, w, c.maxEntry, c.limit, len(c.shards))
 }
 
-// TrySet is Set reporting what Set leaves silent: it returns an error
-// wrapping ErrTooHeavy, and stores nothing, if the entry weighs more than
-// one entry may (see Options.MaxWeight; never without a Weigher), and
-// ErrClosed after Close. Otherwise it stores value for key exactly as Set
-// does and returns nil (also for a key not equal to itself, which Set
-// drops: see Cache).
+// TrySet is Set reporting what Set leaves silent: if the entry weighs more
+// than one entry may (see Options.MaxWeight; never without a Weigher), it
+// stores nothing, removes the key's previous entry as Set does, and
+// returns an error wrapping ErrTooHeavy; after Close it returns ErrClosed.
+// Otherwise it stores value for key exactly as Set does and returns nil
+// (also for a key not equal to itself, which Set drops without weighing
+// it: see Cache). Like Set, it calls the Weigher once.
 func (c *Cache[K, V]) TrySet(key K, value V) error {
 	select {
 	case <-c.c.closed:
 		return ErrClosed
 	default:
 	}
-	if w, ok := c.c.weigh(key, value); !ok {
-		return c.c.tooHeavy(key, w)
-	}
-	c.c.set(key, value, c.c.ttl)
-	return nil
+	return c.c.set(key, value, c.c.ttl)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -126,8 +127,8 @@ func TestWeightNeverExceeded(t *testing.T) {
 // other entries until it fits; the overwritten key stays.
 func TestHeavierOverwriteMakesRoom(t *testing.T) {
 	c := newCache(t, Options[int, string]{TTL: time.Hour, MaxWeight: 100, Weigher: weighLen})
-	// Keys of one shard, as many as it holds (6 or 7: 100 split over the
-	// shards).
+	// Keys of one shard, as many as it holds (MaxWeight 100 is one shard
+	// of 100).
 	s0 := table0(c)
 	limit := int(s0.limit)
 	var keys []int
@@ -240,4 +241,129 @@ func TestTooHeavyFromLoaderAndCompute(t *testing.T) {
 		t.Error("Compute stored a too heavy value, or kept the older one")
 	}
 	checkInvariants(t, c, 1600, false)
+}
+
+// TestSmallMaxWeightStoresEntries: MaxWeight is split across the shards as
+// Limit is (under 128: one shard; otherwise at least 64 per shard), the
+// shares add up to MaxWeight and none is 0, and one entry may weigh
+// MaxWeight divided by the shards, at least min(MaxWeight, 64). A
+// MaxWeight under the shard count used to give every shard 0: nothing
+// could be stored at all.
+func TestSmallMaxWeightStoresEntries(t *testing.T) {
+	shards := int64(shardCount(runtime.GOMAXPROCS(0), 0))
+	for _, maxWeight := range []int64{1, 2, 3, shards - 1, shards, shards + 1, 63, 64, 127, 128, 1000, 1 << 20} {
+		t.Run(fmt.Sprint(maxWeight), func(t *testing.T) {
+			c := newWeighed(t, maxWeight, nil)
+			n := int64(len(c.c.shards))
+			if maxWeight < 128 && n != 1 {
+				t.Errorf("%d shards, want 1 for a MaxWeight under 128", n)
+			}
+			for i := range c.c.shards {
+				if got := c.c.shardLimit(i); got < 1 || got > maxWeight {
+					t.Errorf("shard %d of %d: limit %d, want 1 to %d", i, n, got, maxWeight)
+				}
+			}
+			most := c.c.maxEntry
+			if want := maxWeight / n; most != want || most < min(maxWeight, 64) {
+				t.Errorf("one entry may weigh %d, want MaxWeight/shards = %d/%d = %d, at least %d",
+					most, maxWeight, n, want, min(maxWeight, 64))
+			}
+			if err := c.TrySet(-1, strings.Repeat("m", int(most))); err != nil {
+				t.Errorf("TrySet of the heaviest entry (%d): %v, want nil", most, err)
+			}
+			if err := c.TrySet(-1, strings.Repeat("m", int(most)+1)); !errors.Is(err, ErrTooHeavy) {
+				t.Errorf("TrySet of weight %d: %v, want ErrTooHeavy", most+1, err)
+			}
+			// Entries of weight 1: a single shard fills up exactly; the
+			// whole never weighs more than MaxWeight.
+			keys := min(3*maxWeight, 3000)
+			for k := range keys {
+				c.Set(int(k), "x")
+				if got := int64(c.Len()); got > maxWeight {
+					t.Fatalf("after %d Sets of weight 1: %d entries, want at most MaxWeight %d", k+1, got, maxWeight)
+				}
+			}
+			got := int64(c.Len())
+			if n == 1 && got != maxWeight {
+				t.Errorf("one shard: %d entries of weight 1 after %d Sets, want MaxWeight %d", got, keys, maxWeight)
+			}
+			if got < 1 {
+				t.Errorf("%d entries after %d Sets of weight 1, want some", got, keys)
+			}
+			checkInvariants(t, c, int(maxWeight), false)
+		})
+	}
+}
+
+// TestTooHeavyValueNotStoredByGetOrSet: GetOrSet and SetIfAbsent, which
+// cannot return an error, never store a value heavier than one entry may
+// be: of a key without a live entry, GetOrSet returns the value and false
+// but stores, removes and reports nothing (Stats: a miss, no Set),
+// SetIfAbsent returns false; of a live key both leave the value as it
+// was. A value of exactly the bound is stored.
+func TestTooHeavyValueNotStoredByGetOrSet(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &recorder[int, string]{}
+		c := newWeighed(t, 100, rec.on) // one shard: one entry may weigh 100
+		heavy := strings.Repeat("h", 101)
+		c.Set(1, "live")
+		c.SetWithExpire(2, "expired", time.Millisecond)
+		time.Sleep(2 * time.Millisecond)
+		before := c.Stats()
+		steps := []struct {
+			name       string
+			key        int
+			getOrSet   bool   // GetOrSet, else SetIfAbsent
+			wantValue  string // GetOrSet's result
+			wantLoaded bool   // GetOrSet: loaded; SetIfAbsent: stored
+			wantPeek   string // "" for a miss
+		}{
+			{"GetOrSet, no entry", 3, true, heavy, false, ""},
+			{"GetOrSet, expired entry", 2, true, heavy, false, ""},
+			{"GetOrSet, live entry", 1, true, "live", true, "live"},
+			{"SetIfAbsent, no entry", 4, false, "", false, ""},
+			{"SetIfAbsent, live entry", 1, false, "", false, "live"},
+		}
+		for _, st := range steps {
+			if st.getOrSet {
+				v, loaded := c.GetOrSet(st.key, heavy)
+				if v != st.wantValue || loaded != st.wantLoaded {
+					t.Errorf("%s: GetOrSet = %d bytes, %v; want %d bytes, %v", st.name, len(v), loaded, len(st.wantValue), st.wantLoaded)
+				}
+			} else if stored := c.SetIfAbsent(st.key, heavy); stored != st.wantLoaded {
+				t.Errorf("%s: SetIfAbsent = %v, want %v", st.name, stored, st.wantLoaded)
+			}
+			if v, _ := c.Peek(st.key); v != st.wantPeek {
+				t.Errorf("%s: Peek(%d) = %d bytes, want %q", st.name, st.key, len(v), st.wantPeek)
+			}
+		}
+		if ev := rec.take(); len(ev) != 0 {
+			t.Errorf("events %v, want none", ev)
+		}
+		after := c.Stats()
+		if sets, misses := after.Sets-before.Sets, after.Misses-before.Misses; sets != 0 || misses != 2 {
+			t.Errorf("Stats: %d Sets, %d misses, want 0 Sets and the 2 misses of GetOrSet", sets, misses)
+		}
+		exact := strings.Repeat("e", 100)
+		if v, loaded := c.GetOrSet(5, exact); v != exact || loaded {
+			t.Errorf("GetOrSet of weight 100 = %d bytes, %v, want it stored", len(v), loaded)
+		}
+		checkInvariants(t, c, 100, false)
+	})
+}
+
+// TestMaxEntryWeightCapped: however large MaxWeight, one entry may weigh
+// at most 2^30-1 (Options.MaxWeight).
+func TestMaxEntryWeightCapped(t *testing.T) {
+	c := newCache(t, Options[int, int]{TTL: time.Hour, MaxWeight: 1 << 40,
+		Weigher: func(_ int, v int) int { return v }})
+	if err := c.TrySet(1, 1<<30-1); err != nil {
+		t.Errorf("TrySet of weight 2^30-1: %v, want nil", err)
+	}
+	if err := c.TrySet(1, 1<<30); !errors.Is(err, ErrTooHeavy) {
+		t.Errorf("TrySet of weight 2^30: %v, want ErrTooHeavy", err)
+	}
+	if _, ok := c.Peek(1); ok {
+		t.Errorf("Peek(1) hit after a refused TrySet, want the older entry removed")
+	}
 }
