@@ -29,11 +29,12 @@ type inbox[T any] struct {
 // signals the owner all the same.
 const lazyBatch = 256
 
-// addLocked appends t unless it is queued already, and reports whether
+// addLocked appends t, whose queued bit the caller has just set, unless
+// the bit was set already (queued: t is in the list), and reports whether
 // the caller must signal the owner (after unlocking): urgent is
 // driver.urgent's verdict on the change.
-func (b *inbox[T]) addLocked(t *Timer[T], urgent bool) (notify bool) {
-	if t.word.Or(1)&1 == 0 {
+func (b *inbox[T]) addLocked(t *Timer[T], queued, urgent bool) (notify bool) {
+	if !queued {
 		b.items = append(b.items, t)
 	}
 	return urgent || len(b.items) >= lazyBatch
