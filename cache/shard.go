@@ -412,6 +412,7 @@ func (s *shard[K, V]) init(limit int64, weighed bool, seed maphash.Seed, frac *a
 	s.word = wordValue[V]()
 	s.pointer = pointerValue[V]()
 	s.tab.InitSeed(nodeKey[K, V], 0, seed)
+	s.tab.ShareLen() // Cache.Len takes no lock
 	s.resetQueuesLocked()
 	s.limit = limit
 	s.weighed = weighed

@@ -92,9 +92,12 @@ type Table[K comparable, E any] struct {
 	seed  maphash.Seed
 	_     [cacheLine]byte
 
-	// live is the number of entries present: written by the writer only,
-	// read by Len from any goroutine.
-	live atomic.Int64
+	// n is the number of entries present. Writer only.
+	n int
+	// shared makes Len safe from any goroutine (see ShareLen): live then
+	// follows n, stored by the writer, loaded by Len.
+	shared bool
+	live   atomic.Int64
 
 	// Writer only.
 	dead  int // slots marked deleted
@@ -119,6 +122,7 @@ func (t *Table[K, E]) Init(keyOf func(*E) K, hint int) {
 	t.seed = maphash.MakeSeed()
 	t.floor = groupsFor(hint)
 	t.arr.Store(newArray[E](t.floor))
+	t.n = 0
 	t.live.Store(0)
 	t.dead = 0
 }
@@ -162,10 +166,29 @@ func (t *Table[K, E]) InitSeed(keyOf func(*E) K, hint int, seed maphash.Seed) {
 // the bits that spread them within the shard's table.
 func Shard(h uint64, n int) int { return int(h>>32) & (n - 1) }
 
-// Len returns the number of entries. It takes no lock and may be called
-// from any goroutine: during a write it returns the count before or after
+// ShareLen lets Len be called from any goroutine, at the cost of an
+// atomic store on every insertion and deletion (a table whose Len only its
+// writer calls saves it). Call it after Init, before the table is used.
+func (t *Table[K, E]) ShareLen() { t.shared = true }
+
+// count sets the number of entries to n. Writer only.
+func (t *Table[K, E]) count(n int) {
+	t.n = n
+	if t.shared {
+		t.live.Store(int64(n))
+	}
+}
+
+// Len returns the number of entries. O(1). Writer only, unless ShareLen
+// was called: then it takes no lock and may be called from any
+// goroutine: during a write it returns the count before or after
 // the write. O(1).
-func (t *Table[K, E]) Len() int { return int(t.live.Load()) }
+func (t *Table[K, E]) Len() int {
+	if t.shared {
+		return int(t.live.Load())
+	}
+	return t.n
+}
 
 // tagOf is the byte stored for a full slot: the hash's top seven bits.
 func tagOf(h uint64) uint64 { return tagFull | h>>57 }
@@ -266,7 +289,7 @@ func (t *Table[K, E]) Find(key K, h uint64) (*E, Pos[E]) {
 // Insert adds e, whose key Find just reported absent at pos, with no write
 // in between. h must be t.Hash(t.keyOf(e)). Writer only.
 func (t *Table[K, E]) Insert(pos Pos[E], e *E, h uint64) {
-	if pos.grp == nil || (t.Len()+t.dead+1)*8 > len(t.arr.Load().groups)*groupSize*7 {
+	if pos.grp == nil || (t.n+t.dead+1)*8 > len(t.arr.Load().groups)*groupSize*7 {
 		t.Put(e, h)
 		return
 	}
@@ -307,8 +330,8 @@ func (t *Table[K, E]) Put(e *E, h uint64) (old *E) {
 		grp.slots[i].Store(e)
 		return old
 	}
-	if grp == nil || (t.Len()+t.dead+1)*8 > len(a.groups)*groupSize*7 {
-		t.rebuild(grownGroups(len(a.groups), t.Len()+1))
+	if grp == nil || (t.n+t.dead+1)*8 > len(a.groups)*groupSize*7 {
+		t.rebuild(grownGroups(len(a.groups), t.n+1))
 		a = t.arr.Load()
 		grp, i, _ = t.find(a, key, h)
 	}
@@ -342,7 +365,7 @@ func (t *Table[K, E]) insert(grp *group[E], i int, e *E, h uint64) {
 	}
 	grp.slots[i].Store(e)
 	grp.tags.Store(tags&^(0xff<<shift) | tagOf(h)<<shift)
-	t.live.Add(1)
+	t.count(t.n + 1)
 }
 
 // Delete removes and returns the entry with key, or nil. Writer only.
@@ -385,7 +408,7 @@ func (t *Table[K, E]) clearSlot(grp *group[E], i int) {
 	}
 	grp.tags.Store(tags&^(0xff<<shift) | mark<<shift)
 	grp.slots[i].Store(nil)
-	t.live.Add(-1)
+	t.count(t.n - 1)
 }
 
 // shrinkBelow is the load under which a table shrinks: one live entry per
@@ -396,8 +419,8 @@ func (t *Table[K, E]) clearSlot(grp *group[E], i int) {
 const shrinkBelow = 16
 
 func (t *Table[K, E]) maybeShrink(a *array[E]) {
-	if n := len(a.groups); n > t.floor && t.Len()*shrinkBelow < n*groupSize {
-		t.rebuild(max(groupsFor(2*t.Len()), t.floor))
+	if n := len(a.groups); n > t.floor && t.n*shrinkBelow < n*groupSize {
+		t.rebuild(max(groupsFor(2*t.n), t.floor))
 	}
 }
 
@@ -454,6 +477,7 @@ func (t *Table[K, E]) All(f func(*E) bool) {
 // only.
 func (t *Table[K, E]) Clear() {
 	t.arr.Store(newArray[E](t.floor))
+	t.n = 0
 	t.live.Store(0)
 	t.dead = 0
 }

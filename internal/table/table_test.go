@@ -299,6 +299,7 @@ func TestChurnKeepsLoadBounded(t *testing.T) {
 // round adds.
 func TestConcurrentReadersNeverMissStableKeys(t *testing.T) {
 	tb := New[string, entry](keyOf, 0)
+	tb.ShareLen() // its readers call Len
 	var mu sync.Mutex
 	const stable = 64
 	for i := range stable {
@@ -480,5 +481,55 @@ func TestPrefetchTakesAnyHash(t *testing.T) {
 			t.Fatalf("Len = %d after Prefetch, want %d", got, want)
 		}
 		tb.Clear()
+	}
+}
+
+// TestShareLen: a table with ShareLen counts in both fields, so Len read
+// from another goroutine while the writer inserts and deletes sees a count
+// the writer had (the race detector checks that the read is atomic), and
+// the writer's own count matches after every write, shared or not.
+func TestShareLen(t *testing.T) {
+	for _, shared := range []bool{false, true} {
+		tb := New[string, entry](keyOf, 0)
+		if shared {
+			tb.ShareLen()
+		}
+		stop := make(chan struct{})
+		done := make(chan int)
+		if shared {
+			go func() {
+				most := 0
+				for {
+					select {
+					case <-stop:
+						done <- most
+						return
+					default:
+						most = max(most, tb.Len())
+					}
+				}
+			}()
+		}
+		const n = 2000
+		for i := range n {
+			k := fmt.Sprintf("k%d", i)
+			tb.Put(&entry{key: k}, tb.Hash(k))
+			if got := tb.Len(); got != i+1 {
+				t.Fatalf("shared %v: Len after %d inserts = %d, want %d", shared, i+1, got, i+1)
+			}
+		}
+		for i := range n {
+			k := fmt.Sprintf("k%d", i)
+			tb.Delete(k, tb.Hash(k))
+			if got, want := tb.Len(), n-i-1; got != want {
+				t.Fatalf("shared %v: Len after %d deletes = %d, want %d", shared, i+1, got, want)
+			}
+		}
+		close(stop)
+		if shared {
+			if most := <-done; most > n {
+				t.Fatalf("reader saw Len %d, more than the %d entries ever held", most, n)
+			}
+		}
 	}
 }
