@@ -96,6 +96,7 @@ func splitStamps(out string) (lines []string, stamps []int) {
 // request and the status it must get.
 func TestSessions(t *testing.T) {
 	const ttl = 100 * time.Millisecond
+	const tick = 8 * time.Nanosecond // the cache's deadline tick
 	type step struct {
 		wait time.Duration // before the request
 		req  string        // "login USER", "login", "whoami", "whoami TOKEN", "whoami-bare", "GET /login"
@@ -112,11 +113,15 @@ func TestSessions(t *testing.T) {
 		{"unknown token", []step{{0, "login ada", 200}, {0, "whoami not-a-token", 401}}},
 		{"live just before the TTL", []step{{0, "login ada", 200}, {ttl - 1, "whoami", 200}}},
 		{"expired exactly at the TTL", []step{{0, "login ada", 200}, {ttl, "whoami", 401}}},
+		// The cache keeps deadlines in ticks of 8 ns, rounded down (see
+		// cache.Options.TTL): a deadline written at a time that is not a
+		// whole tick comes up to 7 ns early. So the refreshes below come a
+		// tick before the TTL, not a nanosecond.
 		{"refresh moves the deadline", []step{
 			{0, "login ada", 200},
-			{ttl - 1, "whoami", 200}, // refreshed: now due at 2*ttl - 1
-			{ttl - 1, "whoami", 200}, // past the login's deadline, due at 3*ttl - 2
-			{ttl - 1, "whoami", 200},
+			{ttl - tick, "whoami", 200}, // refreshed: now due at 2*(ttl - tick) + tick
+			{ttl - tick, "whoami", 200}, // past the login's deadline
+			{ttl - tick, "whoami", 200},
 			{ttl, "whoami", 401}, // a whole TTL without a request
 		}},
 		{"a refused request does not revive", []step{
