@@ -17,6 +17,24 @@ const year = 365 * 24 * time.Hour
 // made (see maxDeadline).
 const horizon = time.Duration(1 << 59)
 
+// liveUntil checks, inside a bubble, that c returns want for key until
+// left from now and not at left, and that rec got no event before then.
+func liveUntil(t *testing.T, c *Cache[string, int], rec *recorder[string, int], key string, want int, left time.Duration) {
+	t.Helper()
+	time.Sleep(left - time.Nanosecond)
+	if v, ok := c.Get(key); !ok || v != want {
+		t.Errorf("Get(%s) 1ns before its deadline = %d, %v; want %d, true", key, v, ok, want)
+	}
+	synctest.Wait()
+	if ev := rec.peek(); len(ev) != 0 {
+		t.Errorf("events before the deadline of %s = %v, want none", key, ev)
+	}
+	time.Sleep(time.Nanosecond)
+	if v, ok := c.Get(key); ok {
+		t.Errorf("Get(%s) at its deadline = %d, true; want 0, false", key, v)
+	}
+}
+
 // TestHorizonNumbers pins what the docs state: the horizon is 2^59 ns,
 // about 18.27 years, and the TTL cap 2^57 ns, about 4.57 years.
 func TestHorizonNumbers(t *testing.T) {
@@ -75,18 +93,7 @@ func TestCacheOlderThanOldHorizon(t *testing.T) {
 				if left, ok := c.Remaining("long"); !ok || left != maxTTL {
 					t.Errorf("Remaining(long) = %v, %v; want %v (maxTTL), true", left, ok, maxTTL)
 				}
-				time.Sleep(ttl - time.Nanosecond)
-				if v, ok := c.Get("k"); !ok || v != 1 {
-					t.Errorf("Get(k) 1ns before its deadline = %d, %v; want 1, true", v, ok)
-				}
-				synctest.Wait()
-				if ev := rec.peek(); len(ev) != 0 {
-					t.Errorf("events before the deadline = %v, want none", ev)
-				}
-				time.Sleep(time.Nanosecond)
-				if v, ok := c.Get("k"); ok {
-					t.Errorf("Get(k) at its deadline = %d, true; want 0, false", v)
-				}
+				liveUntil(t, c, &rec, "k", 1, ttl)
 				time.Sleep(res)
 				synctest.Wait()
 				if got, want := rec.take(), []Event[string, int]{{"k", 1, Expired}}; !slices.Equal(got, want) {
@@ -225,18 +232,7 @@ func TestArmSchedulesStampDeadline(t *testing.T) {
 				if left, ok := c.Remaining("k"); !ok || left != res-time.Nanosecond {
 					t.Errorf("Remaining(k) = %v, %v; want %v, true (the deadline rounded down to %v)", left, ok, res-time.Nanosecond, res)
 				}
-				time.Sleep(res - 2*time.Nanosecond)
-				if v, ok := c.Get("k"); !ok || v != 1 {
-					t.Errorf("Get(k) 1ns before the stamp's deadline = %d, %v; want 1, true", v, ok)
-				}
-				synctest.Wait()
-				if ev := rec.peek(); len(ev) != 0 {
-					t.Errorf("events before the stamp's deadline = %v, want none", ev)
-				}
-				time.Sleep(time.Nanosecond)
-				if v, ok := c.Get("k"); ok {
-					t.Errorf("Get(k) at the stamp's deadline = %d, true; want 0, false", v)
-				}
+				liveUntil(t, c, &rec, "k", 1, res-time.Nanosecond) // the stamp's deadline
 				synctest.Wait()
 				if got, want := rec.take(), []Event[string, int]{{"k", 1, Expired}}; !slices.Equal(got, want) {
 					t.Errorf("events at the stamp's deadline (the wheel's tick) = %v, want %v", got, want)

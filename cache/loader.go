@@ -354,7 +354,7 @@ func (c *cache[K, V]) complete(s *shard[K, V], key K, h uint64, cl *call[V], l L
 		if ttl == 0 {
 			ttl = c.ttl
 		}
-		if keep && ttl > 0 && w > 0 { // w 0: too heavy, returned but not kept
+		if keep && ttl > 0 && w > 0 { // w 0: not to keep (see weighLoaded), a value too heavy included
 			s.setLocked(key, h, l.Value, w, now, dueAt(now, c.lifetime(ttl)), &p)
 			c.forgetNotFoundLocked(key, &np)
 		}
