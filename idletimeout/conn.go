@@ -1,6 +1,7 @@
 package idletimeout
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -104,6 +105,7 @@ type Conn struct {
 	rfromWrote   atomic.Uint64
 	counts       bool         // cfg.counts, here to spare the hot path a load
 	awaitsHead   atomic.Bool  // set by ConnState: tracked, it awaits a request head
+	preface      atomic.Int32 // bytes of h2Preface read first, or more than its length on a mismatch
 	handshakeDue atomic.Int64 // NewTLSListener: when HandshakeTimeout ends; 0 once done
 
 	timer timingwheel.Timer[*Conn]
@@ -132,6 +134,35 @@ func (c *Conn) wrote(n int) {
 	if c.counts && c.wbytes.Add(uint64(n))&transferBit != 0 {
 		c.began(&c.wbytes, &c.wfrom)
 	}
+}
+
+// h2Preface is what an HTTP/2 client sends first on a connection without
+// TLS (RFC 9113, section 3.4).
+const h2Preface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+
+// matchPreface compares b, read at offset off of the connection, with
+// h2Preface: preface counts the bytes that matched, and jumps past the
+// preface's length at the first that did not. Only a connection's first
+// len(h2Preface) bytes are looked at, once each.
+func (c *Conn) matchPreface(b []byte, off uint64) {
+	want := h2Preface[off:]
+	b = b[:min(len(b), len(want))]
+	if string(b) == want[:len(b)] {
+		c.preface.Add(int32(len(b)))
+	} else {
+		c.preface.Add(1 << 16)
+	}
+}
+
+// h2 reports whether c carries HTTP/2: nc, the connection net/http named
+// in its ConnState call, negotiated "h2" in its TLS handshake, or c's
+// first bytes were HTTP/2's preface (unencrypted, prior knowledge).
+func (c *Conn) h2(nc net.Conn) bool {
+	if c.preface.Load() == int32(len(h2Preface)) {
+		return true
+	}
+	t, ok := nc.(interface{ ConnectionState() tls.ConnectionState })
+	return ok && t.ConnectionState().NegotiatedProtocol == "h2"
 }
 
 var (
@@ -167,8 +198,14 @@ func (c *Conn) Read(b []byte) (int, error) {
 	if n > 0 {
 		// c.read(n), spelled out: the helper is over the inlining budget.
 		c.stamp(&c.rstamp)
-		if c.counts && c.rbytes.Add(uint64(n))&transferBit != 0 {
-			c.began(&c.rbytes, &c.rfrom)
+		if c.counts {
+			v := c.rbytes.Add(uint64(n))
+			if v&transferBit != 0 {
+				c.began(&c.rbytes, &c.rfrom)
+			}
+			if v&^transferBit-uint64(n) < uint64(len(h2Preface)) {
+				c.matchPreface(b[:n], v&^transferBit-uint64(n))
+			}
 		}
 	}
 	if err != nil {

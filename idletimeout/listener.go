@@ -180,10 +180,10 @@ func (l *Listener) ConnState(c net.Conn, s http.ConnState) { ConnState(c, s) }
 // quiet. Between streams a client sends frames that are no request (PING,
 // WINDOW_UPDATE, SETTINGS), so no head is owed: its read transfers are
 // measured to their last byte, and a quiet connection is left to the idle
-// timeouts. ConnState recognises HTTP/2 (over TLS or unencrypted) as
-// net/http's HTTP/2 server starts: it reports the connection active, then
-// idle, with nothing written between, where HTTP/1 always writes a
-// response first.
+// timeouts. ConnState recognises HTTP/2 by what the client sent: "h2"
+// negotiated in the TLS handshake (nc or a wrapper with a
+// ConnectionState method), or, unencrypted, HTTP/2's preface as the
+// connection's first bytes.
 func ConnState(nc net.Conn, s http.ConnState) {
 	c, ok := FromNetConn(nc)
 	if !ok {
@@ -195,9 +195,11 @@ func ConnState(nc net.Conn, s http.ConnState) {
 	case http.StateActive:
 		c.Pause()
 	case http.StateIdle:
-		// Paused with nothing written since (Pause set the bit): HTTP/2
-		// starting, its SETTINGS still in its buffer.
-		if c.counts && c.Paused() && c.wbytes.Load()&transferBit != 0 {
+		// HTTP/2 owes no request head between streams. Judged by what
+		// the client sent, not by what the server wrote: net/http's
+		// HTTP/2 server flushes its SETTINGS from another goroutine, at
+		// any moment around its first ConnState calls.
+		if c.counts && c.awaitsHead.Load() && c.h2(nc) {
 			c.awaitsHead.Store(false)
 		}
 		c.Resume()
