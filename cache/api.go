@@ -101,7 +101,7 @@ func (c *cache[K, V]) setIfAbsent(key K, h uint64, value V, mark bool) (actual V
 		return actual, true, false
 	}
 	s.setLocked(key, h, value, w, now, deadline, &p)
-	s.mu.Unlock()
+	s.unlock(&p)
 	c.finish(&p)
 	c.forgetNotFound(key)
 	return actual, false, true
@@ -124,7 +124,6 @@ func (c *cache[K, V]) clear() {
 		c.neg.clear()
 	}
 	var events []Event[K, V]
-	var removed []*node[K, V]
 	for s := range c.made() {
 		now := c.now()
 		s.mu.Lock()
@@ -132,13 +131,8 @@ func (c *cache[K, V]) clear() {
 			s.mu.Unlock()
 			return
 		}
-		events, removed = s.clearLocked(now, c.onEvict != nil, events[:0], removed[:0])
+		events = s.clearLocked(now, c.onEvict != nil, events[:0])
 		s.mu.Unlock()
-		for _, n := range removed {
-			// An error means the cache was closed meanwhile: nothing to do.
-			_ = c.sched.Cancel(&n.timer)
-		}
-		clear(removed)
 		for _, ev := range events {
 			c.evict(ev)
 		}

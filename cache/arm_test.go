@@ -1,30 +1,21 @@
 package cache
 
 import (
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 )
 
-// holdFirstArm makes the first Schedule of c wait until the returned
-// function is called, so a test can order a racing write before it.
-func holdFirstArm[K comparable, V any](c *Cache[K, V]) (release func()) {
-	gate := make(chan struct{})
-	var calls atomic.Int32
-	c.c.beforeArm = func() {
-		if calls.Add(1) == 1 {
-			<-gate
-		}
-	}
-	return func() { close(gate) }
-}
-
-// The wheel's Schedule also moves timers later, so Schedules for one node
-// must arrive in the order they were decided. These tests hold the first
-// sender between its unlock and its send, let a second write decide an
-// earlier deadline (or remove the node) meanwhile, and check that the
-// node is still reclaimed on time and no timer is left armed.
+// The wheel's Schedule also moves timers later, so the Schedules of one
+// node must reach the wheel in the order their writes decided them: a
+// stale one arriving last would postpone the node's reclamation, and one
+// arriving after its Cancel would leave a timer armed. They are queued in
+// the lock hold that decides them (see queueLocked), so two writes of one
+// node queue their changes in the order they took the shard's lock. Each
+// case runs its two writes from two goroutines at once, 20 times, and
+// checks that the node is reclaimed on time and no timer is left armed.
 func TestArmRaces(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -34,57 +25,79 @@ func TestArmRaces(t *testing.T) {
 		live  int // entries left after the earlier deadline
 	}{
 		{
-			name:  "earlier deadline while the creator's Schedule waits",
+			name:  "earlier deadline racing the creation",
 			first: func(c *Cache[string, int]) { c.SetWithExpire("k", 1, 10*time.Second) },
 			race:  func(c *Cache[string, int]) { c.SetWithExpire("k", 2, time.Second) },
 		},
 		{
-			name:  "evicted by an insertion while its Schedule waits",
+			name:  "eviction racing an insertion",
 			limit: 1,
 			first: func(c *Cache[string, int]) { c.SetWithExpire("a", 1, 10*time.Second) },
 			race:  func(c *Cache[string, int]) { c.SetWithExpire("b", 2, time.Second) },
+			live:  0,
 		},
 		{
-			name:  "deleted while its Schedule waits",
+			name:  "deletion racing the creation",
 			first: func(c *Cache[string, int]) { c.SetWithExpire("k", 1, 10*time.Second) },
 			race:  func(c *Cache[string, int]) { c.Delete("k") },
-		},
-		{
-			name:  "later deadline while its Schedule waits",
-			first: func(c *Cache[string, int]) { c.SetWithExpire("k", 1, 500*time.Millisecond) },
-			race:  func(c *Cache[string, int]) { c.SetWithExpire("k", 2, 10*time.Second) },
-			live:  1,
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				res := 10 * time.Millisecond
-				c := newCache(t, Options[string, int]{TTL: time.Hour, Limit: tt.limit, Resolution: res})
-				release := holdFirstArm(c)
-				done := make(chan struct{})
-				go func() {
-					defer close(done)
-					tt.first(c)
-				}()
-				synctest.Wait() // the first write is parked before its send
-				tt.race(c)
-				release()
-				<-done
-				synctest.Wait()
-				checkInvariants(t, c, tt.limit, true)
-				time.Sleep(time.Second + res)
-				synctest.Wait()
-				if got := c.Len(); got != tt.live {
-					t.Errorf("Len() = %d one interval after the earlier deadline, want %d", got, tt.live)
-				}
-				if got := c.c.sched.Len(); got != tt.live {
-					t.Errorf("wheel holds %d timers, want %d", got, tt.live)
-				}
-				checkInvariants(t, c, tt.limit, true)
-			})
+			for range 20 {
+				synctest.Test(t, func(t *testing.T) {
+					res := 10 * time.Millisecond
+					c := newCache(t, Options[string, int]{TTL: time.Hour, Limit: tt.limit, Resolution: res})
+					var wg sync.WaitGroup
+					wg.Go(func() { tt.first(c) })
+					wg.Go(func() { tt.race(c) })
+					wg.Wait()
+					synctest.Wait()
+					checkInvariants(t, c, tt.limit, true)
+					if got, want := c.c.sched.Len(), c.Len(); got != want {
+						t.Errorf("wheel holds %d timers for %d entries", got, want)
+					}
+					time.Sleep(10*time.Second + res)
+					synctest.Wait()
+					if got := c.Len(); got != tt.live {
+						t.Errorf("Len() = %d one interval after the latest deadline, want %d", got, tt.live)
+					}
+					if got := c.c.sched.Len(); got != tt.live {
+						t.Errorf("wheel holds %d timers, want %d", got, tt.live)
+					}
+					checkInvariants(t, c, tt.limit, true)
+				})
+			}
 		})
 	}
+}
+
+// TestEarlierDeadlineReclaimedOnTime: a write that moves a node's
+// deadline earlier arms its timer for the new deadline, after the timer
+// the creation armed: the node goes at the earlier deadline, and a write
+// that moves it later again keeps it to that later deadline.
+func TestEarlierDeadlineReclaimedOnTime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		res := 10 * time.Millisecond
+		c := newCache(t, Options[string, int]{TTL: time.Hour, Resolution: res})
+		c.SetWithExpire("k", 1, 10*time.Second)
+		c.SetWithExpire("k", 2, time.Second)
+		time.Sleep(time.Second + res)
+		synctest.Wait()
+		if got := c.Len(); got != 0 {
+			t.Errorf("Len() = %d one interval after the earlier deadline, want 0", got)
+		}
+		c.SetWithExpire("j", 1, 500*time.Millisecond)
+		c.SetWithExpire("j", 2, 10*time.Second)
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if v, ok := c.Get("j"); !ok || v != 2 {
+			t.Errorf("Get(j) after its first deadline = %d, %v; want 2, true (moved later)", v, ok)
+		}
+		if got := c.c.sched.Len(); got != 1 {
+			t.Errorf("wheel holds %d timers, want 1", got)
+		}
+	})
 }
 
 // TestEvictionArmsTheNewTimer: an insertion that evicts cancels the

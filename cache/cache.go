@@ -75,7 +75,7 @@ type cache[K comparable, V any] struct {
 
 	loading[K, V] // Loader, refresh, sliding expiry, not-found answers
 
-	beforeArm func() // tests only: runs before each Schedule sent by arm
+	beforeArm func() // tests only: runs before each Schedule queueLocked queues, under the shard lock
 }
 
 // New returns a cache configured by opts, with its expiry engine running.
@@ -114,7 +114,7 @@ func New[K comparable, V any](opts Options[K, V]) (*Cache[K, V], error) {
 	}
 	c.origin = time.Now()
 	sched, err := timingwheel.NewScheduler(opts.Resolution, wheelSlots(opts.TTL, opts.Resolution), c.fire,
-		timingwheel.WithPanicHandler(c.reportPanic))
+		timingwheel.WithPanicHandler(c.reportPanic), timingwheel.WithQueues(n))
 	if err != nil {
 		return nil, err // not reachable with validated options
 	}
@@ -180,6 +180,7 @@ func (c *cache[K, V]) shardFor(h uint64) *shard[K, V] {
 		return s
 	}
 	s := new(shard[K, V])
+	s.mu, s.origin, s.beforeArm = c.sched.Queue(i), c.origin, &c.beforeArm
 	s.init(c.shardLimit(i), c.weigher != nil, c.seed, &c.climb.frac)
 	if !c.shards[i].CompareAndSwap(nil, s) {
 		return c.shards[i].Load() // made by another writer meanwhile
@@ -378,7 +379,7 @@ func (c *cache[K, V]) set(key K, value V, ttl time.Duration) error {
 		return nil
 	}
 	s.setLocked(key, h, value, w, now, deadline, &p)
-	s.mu.Unlock()
+	s.unlock(&p)
 	c.finish(&p)
 	c.forgetNotFound(key)
 	return nil
@@ -435,25 +436,15 @@ func (c *Cache[K, V]) Touch(key K) bool {
 	deadline := dueAt(now, c.c.lifetime(c.c.ttl))
 	s.mu.Lock()
 	ok := !s.closed && s.touchLocked(key, h, now, deadline, &p)
-	s.mu.Unlock()
+	s.unlock(&p)
 	c.c.finish(&p)
 	return ok
 }
 
-// finish does what a locked mutation left for after the unlock: wheel
-// commands (which may wait for buffer space, so never under a lock) and the
-// OnEvict call.
+// finish does what a locked mutation left for after the unlock (its timers
+// went to the wheel before it: see queueLocked): the OnEvict calls and a
+// step of the window's hill climbing.
 func (c *cache[K, V]) finish(p *pending[K, V]) {
-	if p.arm != nil {
-		c.arm(p.arm, p.armAt)
-	}
-	if p.cancel != nil {
-		// An error means the cache was closed meanwhile: nothing to do.
-		_ = c.sched.Cancel(&p.cancel.timer)
-	}
-	for _, n := range p.cancels {
-		_ = c.sched.Cancel(&n.timer)
-	}
 	if p.event.Reason != 0 && c.onEvict != nil {
 		c.evict(p.event)
 		for _, ev := range p.more {
@@ -462,44 +453,6 @@ func (c *cache[K, V]) finish(p *pending[K, V]) {
 	}
 	if p.climb {
 		c.climb.climb(c.reads.sum)
-	}
-}
-
-// arm sends the Schedule command that makes the wheel fire n by its
-// deadline (nanoseconds since origin), decided under the shard lock: the
-// value dueAt made for n's stamp, whole ticks, so the wheel fires for the
-// deadline the stamp holds and the recheck below finds it unchanged. The
-// command carries the deadline itself, so arming reads no clock.
-//
-// The wheel's Schedule moves a timer later as well as earlier, and the
-// last Schedule applied wins; commands from different goroutines race, so
-// a stale one (decided earlier, for a later deadline) could arrive last
-// and postpone reclamation. Hence the recheck: once its send has returned,
-// the sender reads the node's stamp. A writer whose stores it does not see
-// sent its own command after this one (it stores before it sends), so
-// that command is the later one; a writer whose stores it does see gets a
-// follow-up Schedule for its earlier deadline from here, or, if the node
-// died, a Cancel queued behind this Schedule. A later deadline needs no
-// command: the fire callback re-arms for the remainder. Races thus cost a
-// duplicate command, never a timer.
-func (c *cache[K, V]) arm(n *node[K, V], deadline int64) {
-	for {
-		if c.beforeArm != nil {
-			c.beforeArm()
-		}
-		if c.sched.ScheduleAt(&n.timer, c.origin.Add(time.Duration(deadline))) != nil {
-			return // closed
-		}
-		st := n.stamp.Load()
-		if st&queueMask == dead {
-			_ = c.sched.Cancel(&n.timer)
-			return
-		}
-		if d := deadlineOf(st); d < deadline {
-			deadline = d
-			continue
-		}
-		return
 	}
 }
 
@@ -522,7 +475,7 @@ func (c *cache[K, V]) delete(key K) {
 	now := c.now()
 	s.mu.Lock()
 	ok := s.deleteLocked(key, h, now, &p)
-	s.mu.Unlock()
+	s.unlock(&p)
 	if ok {
 		c.finish(&p)
 	}

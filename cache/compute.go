@@ -129,7 +129,7 @@ func (c *cache[K, V]) runCompute(s *shard[K, V], key K, h uint64, cl *call[V], o
 				c.forgetNotFoundLocked(key, &np)
 			}
 		}
-		s.mu.Unlock()
+		s.unlock(&p)
 		close(cl.done)
 		c.finish(&p)
 		if c.neg != nil {

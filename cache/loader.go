@@ -359,7 +359,7 @@ func (c *cache[K, V]) complete(s *shard[K, V], key K, h uint64, cl *call[V], l L
 			c.forgetNotFoundLocked(key, &np)
 		}
 	}
-	s.mu.Unlock()
+	s.unlock(&p)
 	cl.val, cl.err, cl.notFound = l.Value, err, l.NotFound && err == nil
 	if err != nil || cl.notFound {
 		var zero V

@@ -36,7 +36,7 @@ func (c *cache[K, V]) notFound(key K) bool {
 
 // putNotFoundLocked records a not-found answer for key, kept for ttl > 0.
 // The caller holds key's value shard lock and calls c.neg.finish(np)
-// after releasing it.
+// after releasing it; the timers go to the wheel here (see queueLocked).
 func (c *cache[K, V]) putNotFoundLocked(key K, ttl time.Duration, np *pending[K, struct{}]) {
 	neg := c.neg
 	h := neg.hash(key)
@@ -47,7 +47,7 @@ func (c *cache[K, V]) putNotFoundLocked(key K, ttl time.Duration, np *pending[K,
 	if !s.closed {
 		s.setLocked(key, h, struct{}{}, 1, now, deadline, np)
 	}
-	s.mu.Unlock()
+	s.unlock(np)
 }
 
 // forgetNotFoundLocked drops key's not-found answer, if any, because a
@@ -62,7 +62,7 @@ func (c *cache[K, V]) forgetNotFoundLocked(key K, np *pending[K, struct{}]) {
 	now := neg.now()
 	s.mu.Lock()
 	s.deleteLocked(key, h, now, np)
-	s.mu.Unlock()
+	s.unlock(np)
 }
 
 // forgetNotFound drops key's not-found answer, if any, after a write of

@@ -4,8 +4,8 @@ import (
 	"hash/maphash"
 	"reflect"
 	"runtime"
-	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/ttlkit/ttlkit/internal/hist"
@@ -369,7 +369,13 @@ func (n *node[K, V]) killIfDueLocked(at int64) (uint64, int64) {
 // (lock-free for readers), the eviction policy's queues through the nodes
 // (see policy.go), the in-flight loads, and the write counters.
 type shard[K comparable, V any] struct {
-	mu sync.Mutex
+	// mu is the shard's lock: the lock of its Queue in the expiry wheel,
+	// so that the timers a mutation arms and cancels are queued for the
+	// wheel's owner under the lock the mutation holds (see queueLocked).
+	mu     *timingwheel.Queue[K]
+	origin time.Time // the cache's origin, for the wheel's deadlines
+
+	beforeArm *func() // the cache's hook of that name (tests only)
 
 	// tab is read without the lock by Get, Take and Touch's fast paths;
 	// written only with mu held.
@@ -549,9 +555,10 @@ func (s *shard[K, V]) count(reason Reason) {
 // spares, with the shard lock held.
 var afterSpare func()
 
-// pending is the work a locked mutation leaves for after the unlock: at
-// most one timer to arm, timers to cancel and events to deliver. Without
-// a Weigher, a mutation removes at most one entry, and the slices stay nil.
+// pending is the work a locked mutation leaves: at most one timer to arm
+// and timers to cancel, queued for the wheel before the unlock
+// (queueLocked), and events to deliver after it (finish). Without a
+// Weigher, a mutation removes at most one entry, and the slices stay nil.
 type pending[K comparable, V any] struct {
 	arm    *node[K, V] // arm its timer to fire by armAt
 	armAt  int64       // deadline, nanoseconds since origin, as in the stamp (see dueAt)
@@ -565,7 +572,40 @@ type pending[K comparable, V any] struct {
 	climb   bool // a climber sample may be complete
 }
 
-// cancelLater records n's timer to be cancelled after the unlock.
+// queueLocked hands the wheel what a mutation under s's lock left in p:
+// the timer to arm (p.arm) and those to cancel (p.cancel, p.cancels), in
+// the shard's Queue, whose lock is the shard's, so no second lock is
+// taken and the changes reach the wheel in the order the shard made them:
+// a timer is armed for the deadline its node's stamp holds under the
+// lock, and cancelled in the same hold as its node dies. It clears them
+// from p; c.finish does the rest after the unlock. An error means the
+// cache was closed: nothing to do.
+func (s *shard[K, V]) queueLocked(p *pending[K, V]) {
+	if p.arm != nil {
+		if f := *s.beforeArm; f != nil {
+			f()
+		}
+		_ = s.mu.ScheduleAtLocked(&p.arm.timer, s.origin.Add(time.Duration(p.armAt)))
+		p.arm = nil
+	}
+	if p.cancel != nil {
+		_ = s.mu.CancelLocked(&p.cancel.timer)
+		p.cancel = nil
+	}
+	for i, n := range p.cancels {
+		_ = s.mu.CancelLocked(&n.timer)
+		p.cancels[i] = nil
+	}
+	p.cancels = p.cancels[:0]
+}
+
+// unlock queues p's timer changes (queueLocked) and unlocks s.
+func (s *shard[K, V]) unlock(p *pending[K, V]) {
+	s.queueLocked(p)
+	s.mu.Unlock()
+}
+
+// cancelLater records n's timer to be cancelled before the unlock.
 func (p *pending[K, V]) cancelLater(n *node[K, V]) {
 	if p.cancel == nil {
 		p.cancel = n
@@ -738,10 +778,9 @@ func (s *shard[K, V]) deleteLocked(key K, h uint64, now int64, p *pending[K, V])
 }
 
 // clearLocked removes every entry of the shard, as deleteLocked does for
-// one, and marks every load in flight as overtaken. It appends the events
-// to report (only with report set) and the removed nodes, whose timers
-// the caller cancels after the unlock.
-func (s *shard[K, V]) clearLocked(now int64, report bool, events []Event[K, V], removed []*node[K, V]) ([]Event[K, V], []*node[K, V]) {
+// one, cancelling its timer, and marks every load in flight as
+// overtaken. It appends the events to report (only with report set).
+func (s *shard[K, V]) clearLocked(now int64, report bool, events []Event[K, V]) []Event[K, V] {
 	s.each(func(n *node[K, V]) {
 		reason := Deleted
 		st := n.killLocked()
@@ -755,7 +794,7 @@ func (s *shard[K, V]) clearLocked(now int64, report bool, events []Event[K, V], 
 			l := n.links()
 			l.prev, l.next = nil, nil // every node goes: no neighbour to relink
 		}
-		removed = append(removed, n)
+		_ = s.mu.CancelLocked(&n.timer) // an error: closed, nothing to do
 		s.count(reason)
 	})
 	s.resetQueuesLocked()
@@ -765,7 +804,7 @@ func (s *shard[K, V]) clearLocked(now int64, report bool, events []Event[K, V], 
 	}
 	s.calls, s.peak = nil, 0
 	s.inflight.Store(0)
-	return events, removed
+	return events
 }
 
 // staleLoadLocked marks a load in flight for key, if any, as overtaken by

@@ -111,3 +111,57 @@ func ExampleScheduler() {
 	// a: beat 3
 	// scheduled: 0
 }
+
+// A store sharded by key whose shards are guarded by the Scheduler's
+// Queues: an entry is stored and its timer armed in one lock hold, and
+// the fire callback removes the entry under the same lock.
+func ExampleQueue() {
+	ticks := make(chan time.Time)
+	var s *timingwheel.Scheduler[string]
+	shards := make([]map[string]*timingwheel.Timer[string], 4)
+	shardOf := func(key string) int { return len(key) % len(shards) } // any hash will do
+	expired := make(chan string, 4)
+	s, err := timingwheel.NewScheduler(time.Second, 16,
+		func(t *timingwheel.Timer[string], now time.Time) time.Duration {
+			i := shardOf(t.Value)
+			q := s.Queue(i)
+			q.Lock()
+			delete(shards[i], t.Value)
+			q.Unlock()
+			expired <- t.Value
+			return 0
+		}, timingwheel.WithTicker(ticks), timingwheel.WithQueues(len(shards)))
+	if err != nil {
+		panic(err)
+	}
+	defer s.Stop()
+
+	put := func(key string, ttl time.Duration) {
+		i := shardOf(key)
+		q := s.Queue(i)
+		q.Lock()
+		defer q.Unlock() // wakes the owner if the new deadline asks for it
+		if shards[i] == nil {
+			shards[i] = map[string]*timingwheel.Timer[string]{}
+		}
+		t := shards[i][key]
+		if t == nil {
+			t = &timingwheel.Timer[string]{Value: key}
+			shards[i][key] = t
+		}
+		if err := q.ScheduleAtLocked(t, time.Now().Add(ttl)); err != nil {
+			panic(err)
+		}
+	}
+	put("session-a", 2*time.Second)
+	put("b", time.Second)
+
+	for range 3 {
+		ticks <- time.Time{}
+	}
+	fmt.Println(<-expired)
+	fmt.Println(<-expired)
+	// Output:
+	// b
+	// session-a
+}

@@ -66,6 +66,15 @@ func shardCount() int {
 	return 1 << bits.Len(uint(min(max(8*runtime.GOMAXPROCS(0), 8), 256)-1))
 }
 
+// queueCount is the number of shards for WithQueues's n: n rounded up to
+// a power of two, or shardCount() for 0.
+func queueCount(n int) int {
+	if n == 0 {
+		return shardCount()
+	}
+	return 1 << bits.Len(uint(n-1))
+}
+
 // shardSet is a fixed number of shards, each allocated when first written
 // to, so that a wheel holding few timers pays for few shards (an empty one
 // for none) however many processors there are. Readers that find no shard

@@ -22,7 +22,7 @@ import (
 var fileLayers = map[string]int{
 	"doc.go": 0, "wheel.go": 0, "options.go": 0, "panic.go": 0,
 	"clock.go": 1, "inbox.go": 1, "protocol.go": 1, "driver.go": 1, "stats.go": 1,
-	"scheduler.go": 2, "keyed.go": 2,
+	"scheduler.go": 2, "queue.go": 2, "keyed.go": 2,
 }
 
 // TestFilesUseNoNameFromALayerAbove type-checks the package's non-test

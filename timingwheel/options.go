@@ -39,6 +39,7 @@ type config struct {
 	ticks       <-chan time.Time
 	ticker      bool // WithTicker was given (ticks may still be nil: refused)
 	onPanic     func(*PanicError)
+	queues      int // WithQueues; 0: shardCount()
 }
 
 func defaultConfig() config {
@@ -69,6 +70,8 @@ func (c *config) validate() error {
 		return argError("batch %d, want > 0", c.budget)
 	case c.onPanic == nil:
 		return argError("nil panic handler")
+	case c.queues < 0 || c.queues > maxQueues:
+		return argError("queues %d, want 1 to %d", c.queues, maxQueues)
 	case c.ticker && c.ticks == nil:
 		// A nil channel never delivers: the wheel would never advance.
 		return argError("nil ticker channel")
@@ -128,3 +131,21 @@ func WithTicker(ticks <-chan time.Time) Option {
 // the old one stopped. No timer or callback is lost, and Stop, Len and
 // every other method go on working.
 func WithPanicHandler(f func(*PanicError)) Option { return func(c *config) { c.onPanic = f } }
+
+// maxQueues is the most Queues WithQueues allows.
+const maxQueues = 1 << 16
+
+// WithQueues sets how many Queues (see [Scheduler.Queue]) a Scheduler
+// has, and how many shards a TimingWheel's key index has: n rounded up to
+// a power of two, from 1 to 1<<16. The default is about eight per
+// processor (runtime.GOMAXPROCS(0) at construction), from 8 to 256. A
+// caller whose data is sharded under Queues' locks gives its own shard
+// count. n must be positive.
+func WithQueues(n int) Option {
+	return func(c *config) {
+		c.queues = n
+		if n <= 0 {
+			c.queues = -1 // refused by validate, even for 0
+		}
+	}
+}

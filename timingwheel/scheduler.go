@@ -23,7 +23,7 @@ import (
 type Scheduler[T any] struct {
 	d      *driver[T]
 	onFire func(t *Timer[T], now time.Time) time.Duration
-	shards shardSet[inbox[T]]
+	shards shardSet[Queue[T]]
 
 	beforeQueue func() // tests only: runs before a Timer's inbox is locked
 }
@@ -63,7 +63,7 @@ func NewScheduler[T any](interval time.Duration, numSlots int, fire func(t *Time
 		d:      newDriver[T](interval, numSlots, cfg),
 		onFire: fire,
 	}
-	s.shards = newShardSet[inbox[T]](s.d.shards, nil)
+	s.shards = newShardSet(s.d.shards, func(q *Queue[T]) { q.s = s })
 	go s.d.run(s)
 	return s, nil
 }
@@ -122,13 +122,10 @@ func (s *Scheduler[T]) Cancel(t *Timer[T]) error {
 	if t.deadline() == dead {
 		return nil // not armed: nothing to stop, nothing to unlink
 	}
-	b := s.shards.open(s.shardOf(t))
-	b.mu.Lock()
-	notify := s.d.cancelLocked(b, t)
-	b.mu.Unlock()
-	if notify {
-		s.d.signal()
-	}
+	q := s.shards.open(s.shardOf(t))
+	q.Lock()
+	q.cancelLocked(t)
+	q.Unlock()
 	return nil
 }
 
@@ -145,18 +142,20 @@ func (s *Scheduler[T]) arm(t *Timer[T], want int64) error {
 	if s.beforeQueue != nil {
 		s.beforeQueue()
 	}
-	b := s.shards.open(s.shardOf(t))
-	b.mu.Lock()
-	notify := s.d.armLocked(b, t, want)
-	b.mu.Unlock()
-	if notify {
-		s.d.signal()
-	}
+	q := s.shards.open(s.shardOf(t))
+	q.Lock()
+	q.armLocked(t, want)
+	q.Unlock()
 	return nil
 }
 
-// inbox returns shard i's inbox, or nil. Owner side of layer.
-func (s *Scheduler[T]) inbox(i int) *inbox[T] { return s.shards.get(i) }
+// inbox returns Queue i's inbox, or nil. Owner side of layer.
+func (s *Scheduler[T]) inbox(i int) *inbox[T] {
+	if q := s.shards.get(i); q != nil {
+		return &q.in
+	}
+	return nil
+}
 
 // Len returns the number of scheduled Timers, counting every command queued
 // before the call. It returns 0 after Stop.
