@@ -445,6 +445,10 @@ func (c *Cache[K, V]) Touch(key K) bool {
 // went to the wheel before it: see queueLocked): the OnEvict calls and a
 // step of the window's hill climbing.
 func (c *cache[K, V]) finish(p *pending[K, V]) {
+	if p.arm != nil || p.cancel != nil || len(p.cancels) != 0 {
+		// A bug in this package: a timer would stay unarmed or armed.
+		panic("cache: a mutation unlocked its shard without queueLocked")
+	}
 	if p.event.Reason != 0 && c.onEvict != nil {
 		c.evict(p.event)
 		for _, ev := range p.more {
