@@ -10,7 +10,8 @@ import (
 // inbox is one shard's list of Timers for the owner goroutine: a new
 // timer, an earlier deadline or a cancel stores the Timer's state and
 // appends the Timer here once (its queued bit says it is here already).
-// mu guards items, removed and the queued bit of every Timer of the shard;
+// mu guards items, removed and the setting of the queued bit of every
+// Timer of the shard (the owner clears it after taking the list);
 // the keyed wheel's index shard embeds an inbox, and mu guards its key
 // table too, so a SetTimer takes one lock.
 //
@@ -40,16 +41,19 @@ func (b *inbox[T]) addLocked(t *Timer[T], queued, urgent bool) (notify bool) {
 	return urgent || len(b.items) >= lazyBatch
 }
 
-// takeLocked returns the inbox's Timers, clearing their queued bits, and
-// leaves spare (an empty list, or nil if a burst grew it) in their place; an
-// empty inbox is left as it is and nil returned.
+// takeLocked returns the inbox's Timers and leaves spare (an empty list,
+// or nil if a burst grew it) in their place; an empty inbox is left as it
+// is and nil returned. The Timers' queued bits stay set: the owner clears
+// each one after the unlock, just before it reads the Timer's state to
+// place it (see driver.takeAll), so a change made while the bit is still
+// set needs no second entry (the owner reads it), and one made after it
+// appends the Timer again. Clearing them here cost one atomic operation on
+// another core's cache line per Timer with the lock held, which callers of
+// the shard waited for (RemoveTimer of 1M pending, issue 22).
 func (b *inbox[T]) takeLocked(spare []*Timer[T]) []*Timer[T] {
 	items := b.items
 	if len(items) == 0 {
 		return nil
-	}
-	for _, t := range items {
-		t.word.And(^1)
 	}
 	if cap(spare) > 4096 {
 		spare = nil // give back what a burst grew

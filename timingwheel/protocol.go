@@ -128,6 +128,17 @@ func (d *driver[T]) fire(l layer[T], t *Timer[T]) int64 {
 	return 0
 }
 
+// placeAll places Timers taken from an inbox, after its unlock: each
+// one's queued bit is cleared just before its state is read, so a change
+// made before the clear (which found the bit set and appended nothing) is
+// placed here, and one made after it appends the Timer again. Owner only.
+func (d *driver[T]) placeAll(items []*Timer[T]) {
+	for _, t := range items {
+		t.word.And(^1)
+		d.place(t)
+	}
+}
+
 // takeAll places the Timers of every inbox and reports whether there were
 // any. Owner only.
 func (d *driver[T]) takeAll(l layer[T]) bool {
@@ -146,9 +157,7 @@ func (d *driver[T]) takeAll(l layer[T]) bool {
 			continue
 		}
 		took = true
-		for _, t := range items {
-			d.place(t)
-		}
+		d.placeAll(items)
 		clear(items) // hold no removed Timer
 		d.spare = items[:0]
 	}

@@ -1,6 +1,7 @@
 package timingwheel
 
 import (
+	"slices"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -344,5 +345,51 @@ func TestKeyedHandOutRaces(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// TestStateTakeLeavesTheBitsToThePlacing pins where the owner clears the
+// queued bits: not under the inbox's lock, where one atomic operation per
+// Timer on a line another core had just written held up every caller of
+// the shard (RemoveTimer of 1M pending ran 1.2x the code before the
+// issue-22 rewrite), but while placing, after the unlock. A change made
+// between the take and the placing finds the bit set, appends nothing,
+// and is placed all the same: a cancel, and an earlier deadline.
+func TestStateTakeLeavesTheBitsToThePlacing(t *testing.T) {
+	d, p := newProbe(t)
+	a, b, c := &Timer[int]{}, &Timer[int]{}, &Timer[int]{}
+	p.b.mu.Lock()
+	for _, tm := range []*Timer[int]{a, b, c} {
+		d.armLocked(&p.b, tm, 10)
+	}
+	items := p.b.takeLocked(nil)
+	p.b.mu.Unlock()
+	for i, tm := range items {
+		if !tm.queued() {
+			t.Fatalf("Timer %d: queued bit cleared by the take, want it left for the placing", i)
+		}
+	}
+	p.b.mu.Lock()
+	d.cancelLocked(&p.b, b) // taken, not placed: nothing appended
+	d.armLocked(&p.b, c, 3) // earlier: nothing appended either
+	p.b.mu.Unlock()
+	wantInbox(t, &p.b, 0)
+	d.placeAll(items)
+	for i, tm := range items {
+		if tm.queued() {
+			t.Errorf("Timer %d: still queued after its placing", i)
+		}
+	}
+	if !a.scheduled() || b.scheduled() || !c.scheduled() {
+		t.Fatalf("linked after the placing: a %v, b %v, c %v; want true, false, true", a.scheduled(), b.scheduled(), c.scheduled())
+	}
+	wantDeadline(t, b, dead)
+	advanceTo(d, p, 3)
+	if got, want := p.fired, []int64{3}; !slices.Equal(got, want) {
+		t.Fatalf("fired %v by tick 3, want %v (c, moved earlier while taken)", got, want)
+	}
+	advanceTo(d, p, 10)
+	if got, want := p.fired, []int64{3, 10}; !slices.Equal(got, want) {
+		t.Fatalf("fired %v by tick 10, want %v (a; b was cancelled while taken)", got, want)
 	}
 }

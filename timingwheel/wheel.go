@@ -33,8 +33,10 @@ type Timer[T any] struct {
 	// atomically, and only ever to a later tick for a Timer they do not
 	// hand to the owner (see inbox), so a linked Timer's slot comes up no
 	// later than its deadline; the owner fires the timer only by swapping
-	// a due tick to firing. The queued bit says the Timer is in its
-	// shard's inbox; it changes only under that inbox's lock. One word
+	// a due tick to firing. The queued bit says the Timer is in an
+	// inbox, or taken from one and not yet placed: a caller sets it under
+	// the inbox's lock, the owner clears it just before it reads the
+	// state to place the Timer. One word
 	// holds both so that a Timer costs no more than its links, a word and
 	// Value.
 	word atomic.Int64
