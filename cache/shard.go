@@ -592,10 +592,10 @@ func (s *shard[K, V]) queueLocked(p *pending[K, V]) {
 		_ = s.mu.CancelLocked(&p.cancel.timer)
 		p.cancel = nil
 	}
-	for i, n := range p.cancels {
+	for _, n := range p.cancels {
 		_ = s.mu.CancelLocked(&n.timer)
-		p.cancels[i] = nil
 	}
+	clear(p.cancels) // hold no removed node
 	p.cancels = p.cancels[:0]
 }
 

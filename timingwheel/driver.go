@@ -120,7 +120,7 @@ func newDriver[T any](interval time.Duration, numSlots int, cfg config) *driver[
 		origin:    time.Now(),
 		cmds:      make(chan cmd, 16),
 		ready:     make(chan struct{}, 1),
-		shards:    queueCount(cfg.queues),
+		shards:    queueCount(cfg),
 		stop:      make(chan struct{}),
 		done:      make(chan struct{}),
 		lazyTicks: max(int64(lazyWait/interval), 1),

@@ -45,7 +45,7 @@ func (b *inbox[T]) addLocked(t *Timer[T], queued, urgent bool) (notify bool) {
 // or nil if a burst grew it) in their place; an empty inbox is left as it
 // is and nil returned. The Timers' queued bits stay set: the owner clears
 // each one after the unlock, just before it reads the Timer's state to
-// place it (see driver.takeAll), so a change made while the bit is still
+// place it (see driver.placeAll), so a change made while the bit is still
 // set needs no second entry (the owner reads it), and one made after it
 // appends the Timer again. Clearing them here cost one atomic operation on
 // another core's cache line per Timer with the lock held, which callers of
@@ -70,13 +70,13 @@ func shardCount() int {
 	return 1 << bits.Len(uint(min(max(8*runtime.GOMAXPROCS(0), 8), 256)-1))
 }
 
-// queueCount is the number of shards for WithQueues's n: n rounded up to
-// a power of two, or shardCount() for 0.
-func queueCount(n int) int {
-	if n == 0 {
+// queueCount is the number of shards cfg asks for: WithQueues's n
+// rounded up to a power of two, or shardCount().
+func queueCount(cfg config) int {
+	if !cfg.queuesSet {
 		return shardCount()
 	}
-	return 1 << bits.Len(uint(n-1))
+	return 1 << bits.Len(uint(cfg.queues-1))
 }
 
 // shardSet is a fixed number of shards, each allocated when first written

@@ -39,7 +39,8 @@ type config struct {
 	ticks       <-chan time.Time
 	ticker      bool // WithTicker was given (ticks may still be nil: refused)
 	onPanic     func(*PanicError)
-	queues      int // WithQueues; 0: shardCount()
+	queues      int  // WithQueues's n
+	queuesSet   bool // WithQueues was given (else shardCount())
 }
 
 func defaultConfig() config {
@@ -70,7 +71,7 @@ func (c *config) validate() error {
 		return argError("batch %d, want > 0", c.budget)
 	case c.onPanic == nil:
 		return argError("nil panic handler")
-	case c.queues < 0 || c.queues > maxQueues:
+	case c.queuesSet && (c.queues < 1 || c.queues > maxQueues):
 		return argError("queues %d, want 1 to %d", c.queues, maxQueues)
 	case c.ticker && c.ticks == nil:
 		// A nil channel never delivers: the wheel would never advance.
@@ -142,10 +143,5 @@ const maxQueues = 1 << 16
 // caller whose data is sharded under Queues' locks gives its own shard
 // count. n must be positive.
 func WithQueues(n int) Option {
-	return func(c *config) {
-		c.queues = n
-		if n <= 0 {
-			c.queues = -1 // refused by validate, even for 0
-		}
-	}
+	return func(c *config) { c.queues, c.queuesSet = n, true }
 }

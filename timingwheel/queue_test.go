@@ -2,7 +2,9 @@ package timingwheel
 
 import (
 	"errors"
+	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -178,8 +180,8 @@ func TestQueueArguments(t *testing.T) {
 		if s != nil {
 			s.Stop()
 		}
-		if !errors.Is(err, ErrArgument) {
-			t.Errorf("WithQueues(%d): got %v, want ErrArgument", n, err)
+		if !errors.Is(err, ErrArgument) || !strings.Contains(err.Error(), fmt.Sprintf("queues %d,", n)) {
+			t.Errorf("WithQueues(%d): got %v, want ErrArgument naming %d", n, err, n)
 		}
 	}
 	synctest.Test(t, func(t *testing.T) {
