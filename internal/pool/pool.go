@@ -17,6 +17,12 @@
 //     item while more wait wakes or starts the next one. A burst thus ramps up to every worker without
 //     starting more goroutines than there are items, and the pushing
 //     goroutine (a wheel's owner) starts at most one per push.
+//   - The spare ring: when the pool goes idle (queue empty, every worker
+//     parked or gone), a ring of more than 4096 places is let go, held
+//     only by a weak pointer: the garbage collector frees it at its next
+//     cycle, and a burst that comes first takes it back up. So a storm's
+//     memory is given back, and a burst that recurs (every job of a cron
+//     spec due at the same second) does not grow a new ring each time.
 //   - Leaving user code: an item whose Run panics or calls runtime.Goexit
 //     is reported to Panic (with ErrGoexit for a Goexit); a new goroutine
 //     takes the worker's place and the queue goes on.
@@ -26,6 +32,7 @@ import (
 	"errors"
 	"runtime/debug"
 	"sync"
+	"weak"
 )
 
 // ErrGoexit is the recovered value reported for code that called
@@ -60,11 +67,12 @@ type Pool[T, W any] struct {
 	cfg     Config[T, W]
 	ring    []T
 	head, n int
-	workers int  // started and not yet left
-	parked  int  // waiting on cond for work
-	waking  int  // started or signalled, not yet at the queue
-	closed  bool // Push refuses; workers leave once the queue is empty
-	dropped bool // Close was called: Resume refuses too
+	workers int               // started and not yet left
+	parked  int               // waiting on cond for work
+	waking  int               // started or signalled, not yet at the queue
+	spare   weak.Pointer[[]T] // the ring given up when the pool last went idle
+	closed  bool              // Push refuses; workers leave once the queue is empty
+	dropped bool              // Close was called: Resume refuses too
 	idle    chan struct{}
 }
 
@@ -144,14 +152,21 @@ func (p *Pool[T, W]) putLocked(item T) {
 	p.n++
 }
 
-// grow doubles the ring (at least 64 places, at most Limit if bounded).
+// grow doubles the ring (at least 64 places, at most Limit if bounded),
+// or takes up the spare ring if it is still there and large enough.
 // Locked.
 func (p *Pool[T, W]) grow() {
 	size := max(2*len(p.ring), 64)
 	if p.cfg.Limit > 0 {
 		size = max(min(size, p.cfg.Limit), p.n+1) // Resume may go one over
 	}
-	ring := make([]T, size)
+	var ring []T
+	if spare := p.spare.Value(); spare != nil && len(*spare) >= size {
+		ring = *spare
+		p.spare = weak.Pointer[[]T]{}
+	} else {
+		ring = make([]T, size)
+	}
 	for i := range p.n {
 		ring[i] = p.ring[(p.head+i)%len(p.ring)]
 	}
@@ -175,6 +190,22 @@ func (p *Pool[T, W]) wakeLocked() bool {
 	return false
 }
 
+// idleLocked runs when the pool goes idle: the queue empty and every
+// worker parked or gone. It lets go of a ring of more than 4096 places,
+// keeping only a weak pointer to it (see grow), or of any ring once the
+// pool is closed. The ring holds no item: pop clears each place it takes.
+// Locked.
+func (p *Pool[T, W]) idleLocked() {
+	if len(p.ring) > 4096 && !p.closed {
+		spare := new([]T)
+		*spare = p.ring
+		p.spare = weak.Make(spare)
+	}
+	if len(p.ring) > 4096 || p.closed {
+		p.ring, p.head = nil, 0
+	}
+}
+
 // pop takes the oldest item, parking while the queue is empty. fresh is
 // true for a worker's first call. Once the pool is closed and the queue
 // empty it counts the worker gone and returns ok false. When items remain
@@ -184,10 +215,10 @@ func (p *Pool[T, W]) pop(fresh bool) (item T, ok, start bool) {
 		p.waking--
 	}
 	for p.n == 0 && !p.closed && !p.cfg.ExitWhenIdle {
-		if len(p.ring) > 4096 {
-			p.ring, p.head = nil, 0 // give back what a burst grew
-		}
 		p.parked++
+		if p.parked == p.workers {
+			p.idleLocked()
+		}
 		p.cond.Wait()
 		p.parked--
 		if !p.closed {
@@ -195,10 +226,10 @@ func (p *Pool[T, W]) pop(fresh bool) (item T, ok, start bool) {
 		}
 	}
 	if p.n == 0 {
-		if len(p.ring) > 4096 {
-			p.ring, p.head = nil, 0 // give back what a burst grew
-		}
 		p.workers--
+		if p.workers == p.parked {
+			p.idleLocked()
+		}
 		if p.workers == 0 {
 			if p.idle != nil {
 				close(p.idle)
