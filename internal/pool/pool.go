@@ -17,12 +17,12 @@
 //     item while more wait wakes or starts the next one. A burst thus ramps up to every worker without
 //     starting more goroutines than there are items, and the pushing
 //     goroutine (a wheel's owner) starts at most one per push.
-//   - The spare ring: when the pool goes idle (queue empty, every worker
-//     parked or gone), a ring of more than 4096 places is let go, held
-//     only by a weak pointer: the garbage collector frees it at its next
-//     cycle, and a burst that comes first takes it back up. So a storm's
-//     memory is given back, and a burst that recurs (every job of a cron
-//     spec due at the same second) does not grow a new ring each time.
+//   - The spare ring: when a worker finds the queue empty, a ring of more
+//     than 4096 places is let go, held only by a weak pointer: the garbage
+//     collector frees it at its next cycle (as it would a dropped ring),
+//     and a burst that comes first takes it back up. So a storm's memory
+//     is given back, and a burst that recurs (every job of a cron spec due
+//     at the same second) does not grow a new ring each time.
 //   - Leaving user code: an item whose Run panics or calls runtime.Goexit
 //     is reported to Panic (with ErrGoexit for a Goexit); a new goroutine
 //     takes the worker's place and the queue goes on.
@@ -70,7 +70,7 @@ type Pool[T, W any] struct {
 	workers int               // started and not yet left
 	parked  int               // waiting on cond for work
 	waking  int               // started or signalled, not yet at the queue
-	spare   weak.Pointer[[]T] // the ring given up when the pool last went idle
+	spare   weak.Pointer[[]T] // the ring last let go (see releaseLocked)
 	closed  bool              // Push refuses; workers leave once the queue is empty
 	dropped bool              // Close was called: Resume refuses too
 	idle    chan struct{}
@@ -190,12 +190,11 @@ func (p *Pool[T, W]) wakeLocked() bool {
 	return false
 }
 
-// idleLocked runs when the pool goes idle: the queue empty and every
-// worker parked or gone. It lets go of a ring of more than 4096 places,
-// keeping only a weak pointer to it (see grow), or of any ring once the
-// pool is closed. The ring holds no item: pop clears each place it takes.
-// Locked.
-func (p *Pool[T, W]) idleLocked() {
+// releaseLocked runs when a worker finds the queue empty, before it parks
+// or leaves. It lets go of a ring of more than 4096 places, keeping only
+// a weak pointer to it (see grow), and of any ring once the pool is
+// closed. The ring holds no item: pop clears each place it takes. Locked.
+func (p *Pool[T, W]) releaseLocked() {
 	if len(p.ring) > 4096 && !p.closed {
 		spare := new([]T)
 		*spare = p.ring
@@ -215,10 +214,8 @@ func (p *Pool[T, W]) pop(fresh bool) (item T, ok, start bool) {
 		p.waking--
 	}
 	for p.n == 0 && !p.closed && !p.cfg.ExitWhenIdle {
+		p.releaseLocked()
 		p.parked++
-		if p.parked == p.workers {
-			p.idleLocked()
-		}
 		p.cond.Wait()
 		p.parked--
 		if !p.closed {
@@ -226,10 +223,8 @@ func (p *Pool[T, W]) pop(fresh bool) (item T, ok, start bool) {
 		}
 	}
 	if p.n == 0 {
+		p.releaseLocked()
 		p.workers--
-		if p.workers == p.parked {
-			p.idleLocked()
-		}
 		if p.workers == 0 {
 			if p.idle != nil {
 				close(p.idle)

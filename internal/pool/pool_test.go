@@ -411,14 +411,14 @@ func workers() int {
 	}
 }
 
-// TestRecurringBurstKeepsItsRing: when the pool goes idle, the ring a
+// TestRecurringBurstKeepsItsRing: when the queue empties, the ring a
 // burst grew is let go, held by a weak pointer only; the next burst takes
 // the same ring back up unless the garbage collector ran in between, which
 // frees it. (The pool dropped every ring of more than 4096 places whenever
-// its workers parked, so jobs grew a new one for every second's cron
-// burst: CPU per run of 10,000 jobs due together was 1.35x what it had
-// been before the pool.) Rings of 4096 places or fewer are kept, and a
-// drained pool keeps none.
+// a worker parked, so jobs grew a new one for every second's cron burst:
+// CPU per run of 10,000 jobs due together was 1.35x what it had been
+// before the pool.) Rings of 4096 places or fewer are kept, and a drained
+// pool keeps none.
 func TestRecurringBurstKeepsItsRing(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(-1)) // only the test's runtime.GC collects
 	synctest.Test(t, func(t *testing.T) {
@@ -476,6 +476,30 @@ func TestRecurringBurstKeepsItsRing(t *testing.T) {
 		<-p.Idle()
 		if inUse, _, _ := ring(); inUse != nil {
 			t.Errorf("drained pool: ring in use %p, want none", inUse)
+		}
+	})
+}
+
+// TestRingLetGoWhileAWorkerRuns: a long item on one worker does not keep
+// a burst's ring in use: the worker that finds the queue empty lets it go.
+func TestRingLetGoWhileAWorkerRuns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		long := make(chan struct{})
+		p := New(Config[int, struct{}]{Workers: 2, Run: func(i int, _ *struct{}) {
+			if i < 0 {
+				<-long
+			}
+		}})
+		defer func() { close(long); p.Drain(); <-p.Idle() }()
+		items := make([]int, 10_000)
+		items[0] = -1
+		p.PushAll(items)
+		synctest.Wait() // one worker in the long item, the other parked
+		p.mu.Lock()
+		size, spare := len(p.ring), p.spare.Value()
+		p.mu.Unlock()
+		if size != 0 || spare == nil {
+			t.Errorf("queue empty, one worker busy: ring of %d places in use, spare %v; want none in use and a spare", size, spare != nil)
 		}
 	})
 }
