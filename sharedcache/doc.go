@@ -46,11 +46,14 @@
 //   - Lost connection. While the store cannot be reached, local copies are
 //     served until their own deadline (at most Options.LocalTTL after they
 //     were read: the staleness bound during an outage), writes fail at once
-//     with an error wrapping ErrUnavailable, and Take runs its loader
+//     with an error wrapping ErrUnavailable (one made as the connection
+//     drops is never sent after it comes back, where it would land over
+//     later writes), and Take runs its loader
 //     without keeping the result. When the connection comes back, every
 //     local copy is dropped before the next read, and none is kept again
 //     until a new watch runs, so nothing written during the outage is
-//     missed (TestStoreRestart, TestRedisKilled).
+//     missed (TestStoreRestart, TestRedisKilled,
+//     TestWriteWhileReconnectingNeverLandsLater).
 //   - Stale if error, by choice. With Options.StaleIfError set, a copy
 //     past its deadline is kept that much longer and served by Get and
 //     Take only when the store cannot be reached (a store that answers is

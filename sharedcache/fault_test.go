@@ -3,6 +3,7 @@ package sharedcache
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -83,6 +84,49 @@ func TestStoreRestart(t *testing.T) {
 	}
 	if got := b.answer(wb); !strings.HasPrefix(got, "ok ") {
 		t.Errorf("b watch after recovery = %q", got)
+	}
+}
+
+// TestWriteWhileReconnectingNeverLandsLater: a put made while the client is
+// reconnecting fails and is not kept for after the reconnect, where it would
+// overwrite what was written meanwhile. TestStoreRestart saw that now and
+// then: a Set slipped between op's connection check and the client's
+// noticing the server gone, failed with "store unavailable", and landed
+// after the restart over v3. This test makes its put past the check, as
+// that race does.
+func TestWriteWhileReconnectingNeverLandsLater(t *testing.T) {
+	t.Parallel()
+	srv := startTestServer(t)
+	s, err := NATS(NATSConfig{URL: srv.url()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	kv, err := s.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	away := s.nc.StatusChanged(nats.RECONNECTING)
+	back := s.nc.StatusChanged(nats.CONNECTED)
+	srv.stop()
+	<-away
+	putCtx, putCancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	_, err = kv.Put(putCtx, encodeKey("k"), makeRecord(kindValue, time.Now().Add(time.Hour), []byte(`"v2"`)))
+	putCancel()
+	if err == nil {
+		t.Fatal("put while reconnecting succeeded, want an error")
+	}
+	srv.start(srv.addr)
+	<-back
+	if err := s.nc.Flush(); err != nil { // anything the client kept is sent by now
+		t.Fatal(err)
+	}
+	if e, err := kv.Get(ctx, encodeKey("k")); err == nil {
+		t.Errorf("after the reconnect the store holds %q, want no key: the failed put landed later", e.Value())
+	} else if !errors.Is(err, jetstream.ErrKeyNotFound) {
+		t.Fatal(err)
 	}
 }
 

@@ -201,11 +201,17 @@ func runInstance() int {
 			}()
 		case "pastfresh":
 			go func() {
-				// Without StaleIfError L1 drops the copy at its deadline, so
-				// a copy gone is past it: the fault test asks a first, and
-				// by then b's copy, stored as early, has usually expired.
+				// Without StaleIfError L1 drops the copy at its own
+				// deadline, which SetWithExpire sets a moment after fresh
+				// (it reads the clock again): wait for the later of the two,
+				// or a Get just after fresh may still find the copy (it did
+				// once in TestStaleIfErrorStoreDown, under load).
 				if e, ok := c.l1.Peek(args[0]); ok {
-					<-time.After(e.fresh - time.Since(c.born))
+					wait := e.fresh - time.Since(c.born)
+					if r, ok := c.l1.Remaining(args[0]); ok && c.opts.StaleIfError == 0 {
+						wait = max(wait, r)
+					}
+					<-time.After(wait)
 				}
 				result(id, "", nil)
 			}()

@@ -89,6 +89,11 @@ func NATS(cfg NATSConfig) (*NATSStore, error) {
 	opts := []nats.Option{
 		nats.Name("sharedcache"),
 		nats.MaxReconnects(-1),
+		// A write made while reconnecting fails at once instead of waiting
+		// in the client's buffer, which would send it after the reconnect:
+		// a Set already reported failed would then land over whatever was
+		// written meanwhile (TestWriteWhileReconnectingNeverLandsLater).
+		nats.ReconnectBufSize(-1),
 		nats.ReconnectWait(50 * time.Millisecond),
 		nats.PingInterval(time.Second),
 		nats.MaxPingsOutstanding(2),
