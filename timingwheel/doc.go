@@ -30,10 +30,10 @@
 // [TimingWheel] is keyed, in the shape of go-zero's collection.TimingWheel
 // but typed and exact. [Scheduler] is the same wheel and owner protocol
 // without the key index, for code that embeds a [Timer] in its own
-// entries: no allocation per schedule (the cache and idletimeout packages use it). A caller
-// that shards its own data can guard each shard with one of the
-// Scheduler's [Queue] locks, and schedule under it with no second lock
-// (the cache does). How both work is in doc/design/timingwheel.md.
+// entries: no allocation per schedule (the cache and idletimeout packages
+// use it). A caller that shards its own data can guard each shard with one
+// of the Scheduler's [Queue] locks, and schedule under it with no second
+// lock (the cache does). How both work is in doc/design/timingwheel.md.
 //
 // # Choosing interval and numSlots
 //

@@ -36,9 +36,8 @@ type Timer[T any] struct {
 	// a due tick to firing. The queued bit says the Timer is in an
 	// inbox, or taken from one and not yet placed: a caller sets it under
 	// the inbox's lock, the owner clears it just before it reads the
-	// state to place the Timer. One word
-	// holds both so that a Timer costs no more than its links, a word and
-	// Value.
+	// state to place the Timer. One word holds both so that a Timer costs
+	// no more than its links, a word and Value.
 	word atomic.Int64
 
 	// Value is the caller's payload, typically a pointer back to the

@@ -14,9 +14,10 @@
 //     or, with ExitWhenIdle, leaving as soon as they find it empty.
 //   - The wake chain: a push wakes a parked worker, or starts one, only if
 //     none is already on its way to the queue, and a worker that takes an
-//     item while more wait wakes or starts the next one. A burst thus ramps up to every worker without
-//     starting more goroutines than there are items, and the pushing
-//     goroutine (a wheel's owner) starts at most one per push.
+//     item while more wait wakes or starts the next one. A burst thus
+//     ramps up to every worker without starting more goroutines than there
+//     are items, and the pushing goroutine (a wheel's owner) starts at most
+//     one per push.
 //   - The spare ring: when a worker finds the queue empty, a ring of more
 //     than 4096 places is let go, held only by a weak pointer: the garbage
 //     collector frees it at its next cycle (as it would a dropped ring),
